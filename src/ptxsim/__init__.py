@@ -1,0 +1,5 @@
+"""ptxsim: bit-exact CPU execution of Blackwell tcgen05, warp-level mma.sp and PTX
+stack / video / misc instructions."""
+from ptxsim.errors import *  # noqa: F401,F403
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from ptxsim.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""ptxsim.isa (see DESIGN.md)."""

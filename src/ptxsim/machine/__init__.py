@@ -1,0 +1,1 @@
+"""ptxsim.machine (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""ptxsim.numerics (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""ptxsim.ptx (see DESIGN.md)."""
