@@ -172,10 +172,9 @@ def resolve(tmem, fmap: FragmentMap, taddr, warps: np.ndarray, split, what: str)
     if fmap.shape == "16x32bx2":
         if split is None:
             raise OperandError(f"{what}: .16x32bx2 needs the immediate immHalfSplitoff")
+        # ptxas 13.0 accepts any 32-bit immediate (even -1); where the second half lands is
+        # checked below like every other column.
         split = int(split)
-        if not 0 <= split < N_COLUMNS:
-            raise OperandError(f"{what}: immHalfSplitoff = {split} is not a column offset in "
-                               f"[0, {N_COLUMNS})")
     elif split is not None:
         raise OperandError(f"{what}: immHalfSplitoff is only allowed with .16x32bx2, "
                            f"not .{fmap.shape}")
@@ -198,10 +197,10 @@ def resolve(tmem, fmap: FragmentMap, taddr, warps: np.ndarray, split, what: str)
             f"only lanes {int(lo.ravel()[w])}-{int(lo.ravel()[w]) + 31} (9.7.16.8.1); "
             f".{fmap.shape} from taddr lane {int(base_lane[w])} reaches outside",
             warp=int(warps[w]), lane=int(lanes[(w, *rest)]), column=int(cols[(w, *rest)]))
-    over = cols >= N_COLUMNS
+    over = (cols >= N_COLUMNS) | (cols < 0)
     if over.any():
         w, *rest = np.unravel_index(np.flatnonzero(over)[0], over.shape)
-        raise TmemAccessError(f"{what}: column beyond the {N_COLUMNS} columns of Tensor Memory",
+        raise TmemAccessError(f"{what}: column outside the {N_COLUMNS} columns of Tensor Memory",
                               warp=int(warps[w]), lane=int(lanes[(w, *rest)]),
                               column=int(cols[(w, *rest)]))
     if isinstance(tmem, TensorMemory):
