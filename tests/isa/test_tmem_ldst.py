@@ -413,3 +413,34 @@ def test_cli_layout_tmem(capsys):
     assert main(["layout", "tmem", "--shape", "16x64b", "--num", "x1", "--list"]) == 0
     out = capsys.readouterr().out
     assert "T1  r0   -> lane   8  column   0" in out
+
+
+# A third source, independent of CuTe: Triton's linear layouts of the .x1 messages
+# (triton-lang/triton lib/Dialect/TritonNvidiaGPU/IR/Dialect.cpp, getTileLayout; commit
+# 9c3434b30044b60341290c17859541593df92084). Each input bit of the thread id (lane) and of the
+# register index maps to a (row, column) basis vector; a position is the XOR of the bases of
+# the set bits.
+TRITON_BASES = {
+    "32x32b": {"lane": [(1, 0), (2, 0), (4, 0), (8, 0), (16, 0)], "reg": []},
+    "16x32bx2": {"lane": [(1, 0), (2, 0), (4, 0), (8, 0)], "reg": []},   # lanes 0-15
+    "16x64b": {"lane": [(8, 0), (0, 1), (1, 0), (2, 0), (4, 0)], "reg": []},
+    "16x128b": {"lane": [(0, 1), (0, 2), (1, 0), (2, 0), (4, 0)], "reg": [(8, 0)]},
+    "16x256b": {"lane": [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)], "reg": [(0, 1), (8, 0)]},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(TRITON_BASES))
+def test_x1_fragments_match_triton_linear_layouts(shape):
+    b = TRITON_BASES[shape]
+    f = fragment_map(shape, 1)
+    nthreads = 1 << len(b["lane"])
+    for t in range(nthreads):
+        for j in range(1 << len(b["reg"])):
+            row = col = 0
+            for bit, (r, c) in enumerate(b["lane"]):
+                if t >> bit & 1:
+                    row, col = row ^ r, col ^ c
+            for bit, (r, c) in enumerate(b["reg"]):
+                if j >> bit & 1:
+                    row, col = row ^ r, col ^ c
+            assert (f.lane[t, j], f.column[t, j]) == (row, col), (t, j)
