@@ -87,3 +87,7 @@ class TmemLeakError(TmemAllocError):
     def __init__(self, message: str, leaks=None, cta: int | None = None):
         self.leaks, self.cta = list(leaks or []), cta
         super().__init__(message)
+
+
+class CtaGroupMismatch(UndefinedBehavior):
+    """tcgen05 instructions of one kernel using different .cta_group values (9.7.16.7.1)."""

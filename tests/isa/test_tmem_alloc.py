@@ -7,8 +7,8 @@ everything freed before exit; one .cta_group per kernel.
 import numpy as np
 import pytest
 
-from ptxsim.errors import (TmemAccessError, TmemAllocBlocked, TmemAllocError, TmemLeakError,
-                           UndefinedBehavior)
+from ptxsim.errors import (CtaGroupMismatch, TmemAccessError, TmemAllocBlocked, TmemAllocError,
+                           TmemLeakError, UndefinedBehavior)
 from ptxsim.isa.tmem import (CtaPair, TensorMemory, split_address, tmem_address,
                              warp_lane_range)
 
@@ -127,7 +127,7 @@ def test_smem_destination_checked():
 def test_mixing_cta_groups_is_an_error():
     t = TensorMemory()
     t.alloc(32)
-    with pytest.raises(TmemAllocError, match="same .cta_group"):
+    with pytest.raises(CtaGroupMismatch, match="same .cta_group"):
         t.relinquish_alloc_permit(cta_group=2)
 
 

@@ -218,3 +218,16 @@ def test_cp_rows_from_smem_no_swizzle():
             np.testing.assert_array_equal(rows[r, 16 * k:16 * k + 16], smem[a:a + 16])
     with pytest.raises(LayoutError, match="swizzle"):
         cp_rows_from_smem(smem, desc | (2 << 61), "128x256b")
+
+
+def test_cp_and_shift_keep_one_cta_group_per_kernel():
+    from ptxsim.errors import CtaGroupMismatch
+    p = CtaPair()
+    p.alloc(32)                                   # .cta_group::2
+    with pytest.raises(CtaGroupMismatch):
+        tcgen05_cp(p.even, "128x128b", 0, _rows(128, 16))
+    with pytest.raises(CtaGroupMismatch):
+        tcgen05_shift_down(p.odd, 0)
+    t = _tm()                                     # .cta_group::1
+    with pytest.raises(CtaGroupMismatch):
+        tcgen05_cp((t, TensorMemory()), "128x128b", 0, _rows(128, 16), cta_group=2)

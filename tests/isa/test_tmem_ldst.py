@@ -444,3 +444,16 @@ def test_x1_fragments_match_triton_linear_layouts(shape):
                 if j >> bit & 1:
                     row, col = row ^ r, col ^ c
             assert (f.lane[t, j], f.column[t, j]) == (row, col), (t, j)
+
+
+def test_per_warp_taddr_without_warp_ids():
+    tm = _full_tmem()
+    tm.cells[32, 7] = 99
+    r = tcgen05_ld(tm, "32x32b", 1, np.array([tmem_address(0, 7), tmem_address(32, 7)]))
+    assert r.shape == (64, 1) and r[32, 0] == 99
+
+
+def test_cli_layout_tmem_illegal_num(capsys):
+    from ptxsim.cli import main
+    assert main(["layout", "tmem", "--shape", "16x256b", "--num", "x64"]) == 1
+    assert "Table 47" in capsys.readouterr().err

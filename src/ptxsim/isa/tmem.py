@@ -14,7 +14,7 @@ Every misuse the spec names is an error:
 - nCols larger than the previous allocation ("should not increase")  -> TmemAllocError
 - dealloc of something that is not a live allocation (double free,
   foreign range, size mismatch, lane bits set)                        -> TmemAllocError
-- mixing .cta_group::1 and ::2 in one kernel                          -> TmemAllocError
+- mixing .cta_group::1 and ::2 in one kernel (also cp / shift)       -> CtaGroupMismatch
 - threads of the warp giving different nCols                          -> UndefinedBehavior
 - columns still allocated at kernel exit                              -> TmemLeakError
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxsim.errors import (TmemAccessError, TmemAllocBlocked, TmemAllocError, TmemLeakError,
-                           UndefinedBehavior)
+from ptxsim.errors import (CtaGroupMismatch, TmemAccessError, TmemAllocBlocked, TmemAllocError,
+                           TmemLeakError, UndefinedBehavior)
 
 N_LANES = 128          # 9.7.16.1
 N_COLUMNS = 512        # 9.7.16.1 (sm_100a / sm_100f)
@@ -119,7 +119,7 @@ class TensorMemory:
         if self.cta_group is None:
             self.cta_group = cta_group
         elif self.cta_group != cta_group:
-            raise TmemAllocError(f"{what}: .cta_group::{cta_group} after .cta_group::"
+            raise CtaGroupMismatch(f"{what}: .cta_group::{cta_group} after .cta_group::"
                                  f"{self.cta_group} in the same kernel; all tcgen05 instructions "
                                  "of a kernel must use the same .cta_group (9.7.16.7.1)")
 

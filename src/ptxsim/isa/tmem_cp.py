@@ -121,6 +121,14 @@ def decompress(rows: np.ndarray, fmt: str) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 def _targets(tmem, cta_group: int, what: str) -> list:
+    targets = _targets_of(tmem, cta_group, what)
+    for t in targets:
+        if isinstance(t, TensorMemory):      # one .cta_group per kernel (9.7.16.9.2 / .9.3)
+            t._use_cta_group(cta_group, what)
+    return targets
+
+
+def _targets_of(tmem, cta_group: int, what: str) -> list:
     if cta_group == 1:
         if isinstance(tmem, CtaPair):
             raise OperandError(f"{what}.cta_group::1: give one CTA's Tensor Memory, not a pair")

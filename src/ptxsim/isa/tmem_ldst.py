@@ -209,13 +209,11 @@ def resolve(tmem, fmap: FragmentMap, taddr, warps: np.ndarray, split, what: str)
     return lanes, cols
 
 
-def _nwarps_from(taddr, regs=None) -> int | None:
-    for a in (regs, taddr):
-        if a is None:
-            continue
-        a = np.asarray(a)
-        if a.ndim >= 1 and a.shape[0] % WARP == 0 and a.shape[0] >= WARP:
-            return a.shape[0] // WARP
+def _nwarps_from(taddr) -> int | None:
+    """Warps implied by a taddr operand: (32W,) per thread, else (W,) per warp."""
+    a = np.asarray(taddr)
+    if a.ndim == 1 and a.size:
+        return a.size // WARP if a.size % WARP == 0 else a.size
     return None
 
 
