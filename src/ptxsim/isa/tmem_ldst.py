@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from ptxsim.errors import OperandError, TmemAccessError, UndefinedBehavior
-from ptxsim.isa.tmem import (LANES_PER_WARP, N_COLUMNS, N_LANES, TensorMemory, cells_of,
+from ptxsim.isa.tmem import (LANES_PER_WARP, N_COLUMNS, TensorMemory, cells_of,
                              split_address)
 
 WARP = 32
