@@ -457,3 +457,29 @@ def test_cli_layout_tmem_illegal_num(capsys):
     from ptxsim.cli import main
     assert main(["layout", "tmem", "--shape", "16x256b", "--num", "x64"]) == 1
     assert "Table 47" in capsys.readouterr().err
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.sampled_from(["32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2"]),
+       lognum=st.integers(0, 3), pack=st.booleans(), half=st.integers(0, 1),
+       col=st.integers(0, 200), warps=st.lists(st.integers(0, 15), min_size=1, max_size=4,
+                                               unique_by=lambda w: w % 4),
+       seed=st.integers(0, 2**32 - 1))
+def test_st_ld_round_trip_many_warps(shape, lognum, pack, half, col, warps, seed):
+    """Stores by several warps at once land in disjoint cells and load back unchanged; only
+    the cells the fragment map names change."""
+    num = 1 << lognum
+    R = num_registers(shape, num)
+    lane_in_quarter = 16 * half if shape != "32x32b" else 0
+    taddr = np.array([tmem_address(32 * (w % 4) + lane_in_quarter, col) for w in warps])
+    regs = np.random.default_rng(seed).integers(0, 2**32, (32 * len(warps), R), dtype=np.uint32)
+    tm = TensorMemory(strict=False)
+    split = 32 if shape == "16x32bx2" else None
+    tcgen05_st(tm, shape, num, taddr, regs, warp_ids=warps, unpack=pack, split=split)
+    back = tcgen05_ld(tm, shape, num, taddr, warp_ids=warps, pack=pack, split=split)
+    np.testing.assert_array_equal(back, regs)
+    touched = np.count_nonzero(tm.cells != 0)
+    assert touched <= 32 * len(warps) * R * (2 if pack else 1)
