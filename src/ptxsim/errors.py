@@ -91,3 +91,23 @@ class TmemLeakError(TmemAllocError):
 
 class CtaGroupMismatch(UndefinedBehavior):
     """tcgen05 instructions of one kernel using different .cta_group values (9.7.16.7.1)."""
+
+
+# --- sparsity metadata (identical to the definition on branch mmasp; keep one copy) -----------
+class SparsityMetadataError(UndefinedBehavior):
+    """Sparsity metadata the PTX spec calls undefined (9.7.14.6.1): a repeated index in a chunk,
+    an index pair that is not increasing under .sp::ordered_metadata, or a tf32 index other than
+    0b0100 / 0b1110."""
+
+    def __init__(self, why: str, warp: int | None = None, lane: int | None = None,
+                 row: int | None = None, chunk: int | None = None):
+        self.why, self.warp, self.lane, self.row, self.chunk = why, warp, lane, row, chunk
+        where = ", ".join(f"{k} {v}" for k, v in (("warp", warp), ("lane", lane), ("row", row),
+                                                  ("chunk", chunk)) if v is not None)
+        super().__init__(why + (f" ({where})" if where else ""))
+
+
+# --- tcgen05.mma (isa/tcgen05_mma.py) ----------------------------------------------------------
+class CollectorBufferError(UndefinedBehavior):
+    """A .collector::*::use / ::lastuse without a live fill of that buffer, or whose operand is
+    not the one filled (9.7.16.10: reuse is opportunistic, so both must give the same bits)."""
