@@ -463,6 +463,28 @@ class MmaResult:
     d: list = field(default_factory=list)        # per CTA, D bits computed (M/ctas, N)
 
 
+def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a"):
+    """Everything that makes the instruction + instruction descriptor illegal, before any
+    operand is read: the qualifier rules, Tables 39, 42-44, 49, 50, 54, 55 (descriptors.py),
+    .ashift's M, and the data-path layout of the shape. Returns (InstrDescriptor, layout)."""
+    from ptxsim.isa.descriptors import InstrDescriptor
+    what = mma.ptx(operands=False)
+    mma.validate(target)
+    if not 0 <= int(idesc) < 1 << 32:
+        raise DescriptorError("idesc", idesc, "the instruction descriptor is a 32-bit register",
+                              "instruction descriptor")
+    desc = InstrDescriptor.decode(int(idesc), mma.kind)
+    desc.validate(sparse=mma.sparse, ws=mma.ws, cta_group=mma.cta_group, target=target,
+                  scale_vec=mma.effective_scale_vec if mma.block_scale else None)
+    if desc.k96:
+        raise LayoutError(f"{what}: K = 96 (sm_103a) scale-factor layouts (Figures 234-258) are "
+                          "not implemented")
+    if mma.ashift and desc.m not in (128, 256):
+        raise OperandError(f"{what}: .ashift is only allowed with M = 128 or M = 256, the "
+                           f"instruction descriptor says M = {desc.m} (9.7.16.10.9.1)")
+    return desc, datapath_layout(desc.m, mma.cta_group, mma.sparse, mma.ws)
+
+
 def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
                 d_tmem: int, b_desc: int, idesc: int, enable_input_d: bool = True,
                 a_desc: int | None = None, a_tmem: int | None = None,
@@ -479,7 +501,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     scale_input_d, zero_column_mask (64-bit descriptor). Descriptors are ints (raw bits).
     Returns an MmaResult; raises a named ptxsim error for everything illegal or undefined.
     """
-    from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
+    from ptxsim.isa.descriptors import SmemDescriptor, ZeroColumnMaskDescriptor
     from ptxsim.isa.smem_layout import read_operand
 
     if mma is None:
@@ -492,7 +514,6 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
         raise OperandError(f"give the instruction either as `mma` or as keywords, not both "
                            f"({', '.join(qualifiers)})")
     what = mma.ptx(operands=False)
-    mma.validate(target)
     # operands present exactly when the syntax has them
     if (a_desc is None) == (a_tmem is None):
         raise OperandError(f"{what}: give exactly one of a_desc (A in shared memory) and a_tmem "
@@ -515,25 +536,11 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             mma.has_zero_column_mask != (zero_column_mask is not None):
         raise OperandError(f"{what}: disable-output-lane / zero-column-mask-desc operands do "
                            "not match the instruction")
+    desc, layout = check_instruction(mma, idesc, target)
     ctas = ctas_of(state, mma.cta_group, what)
     for c in ctas:      # one .cta_group per kernel (9.7.16.10.9.1)
         c.tmem._use_cta_group(mma.cta_group, what)
-
-    # instruction descriptor: Tables 39, 42-44, 49, 50, 54, 55
-    if not 0 <= int(idesc) < 1 << 32:
-        raise DescriptorError("idesc", idesc, "the instruction descriptor is a 32-bit register",
-                              "instruction descriptor")
-    desc = InstrDescriptor.decode(int(idesc), mma.kind)
-    desc.validate(sparse=mma.sparse, ws=mma.ws, cta_group=mma.cta_group, target=target,
-                  scale_vec=mma.effective_scale_vec if mma.block_scale else None)
     M, N, K = desc.m, desc.n, desc.k
-    if desc.k96:
-        raise LayoutError(f"{what}: K = 96 (sm_103a) scale-factor layouts (Figures 234-258) are "
-                          "not implemented")
-    if mma.ashift and M not in (128, 256):
-        raise OperandError(f"{what}: .ashift is only allowed with M = 128 or M = 256, the "
-                           f"instruction descriptor says M = {M} (9.7.16.10.9.1)")
-    layout = datapath_layout(M, mma.cta_group, mma.sparse, mma.ws)
     atype, btype = desc.atype_name, desc.btype_name
     dtype = desc.dtype_name
     ctas_n = len(ctas)
@@ -653,6 +660,6 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     return res
 
 
-__all__ = ["Tcgen05Mma", "tcgen05_mma", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
+__all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
            "a_from_tmem_words", "container_bits", "negate_bits", "scale_factor_cells",
            "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES"]
