@@ -24,24 +24,28 @@ def parse_hex(text: str) -> int:
 
 
 def _console():
+    import sys
+
     from rich.console import Console
-    return Console(highlight=False, soft_wrap=True)
+    # piped output (scripts, tests): wide enough that no field name is wrapped
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _print_table(title: str, rows, summary: str, errors: list[str]) -> None:
+    from rich.markup import escape
     from rich.table import Table
     table = Table(title=title, title_justify="left")
     for col in ("Bits", "Field", "Value", "Meaning"):
-        table.add_column(col, no_wrap=col != "Field")
+        table.add_column(col, no_wrap=col != "Meaning")
     for bits, name, raw, meaning in rows:
-        table.add_row(bits, name, str(raw) if raw is not None else "-", meaning)
+        table.add_row(bits, escape(name), str(raw) if raw is not None else "-", escape(meaning))
     console = _console()
     console.print(table)
-    console.print(summary)
+    console.print(escape(summary))
     if errors:
         console.print(f"[bold red]INVALID[/] ({len(errors)} problem{'s' if len(errors) > 1 else ''}):")
         for e in errors:
-            console.print(f"  [red]-[/] {e}", markup=True)
+            console.print(f"  [red]-[/] {escape(e)}")
     else:
         console.print("[bold green]valid[/]")
 

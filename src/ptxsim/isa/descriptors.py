@@ -154,12 +154,14 @@ def shape_issues(kind: str, m: int, n: int, *, sparse: bool, ws: bool = False, c
     out = []
     ms = sorted({mm for r in rows for mm in r.m})
     if m not in ms:
-        out.append(DescriptorError("m", m, f"{qual} allows M in {ms} (Table 39)", where))
+        out.append(DescriptorError("m", m, f"{qual} allows M in {ms} (Table 39), got M = {m}",
+                                   where))
         return out
     rows = [r for r in rows if m in r.m]
     ns = sorted({nn for r in rows for nn in r.n})
     if n not in ns:
-        out.append(DescriptorError("n", n, f"{qual} M={m} allows N in {_ranges(ns)} (Table 39)",
+        out.append(DescriptorError("n", n, f"{qual} M={m} allows N in {_ranges(ns)} (Table 39), "
+                                   f"got N = {n}",
                                    where))
     for r in rows:
         if r.feature and not targets.supports(target, r.feature):
