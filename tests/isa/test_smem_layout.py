@@ -285,3 +285,21 @@ def test_large_operand_is_fast():
     smem = matrix_to_smem(m, np.zeros(footprint(desc, "bf16", 256, 64), np.uint8), desc, "bf16")
     back = smem_to_matrix(smem, desc, "bf16", 256, 64)
     assert (back == m).all() and time.perf_counter() - t < 1.0
+
+
+def test_read_operand_takes_everything_from_the_idesc():
+    from ptxsim.isa.descriptors import InstrDescriptor
+    # B of a transposed (N-major) bf16 MMA, N=64, K=16, 64B swizzle
+    idesc = InstrDescriptor.make("f16", m=128, n=64, atype="bf16", btype="bf16", transpose_b=True)
+    bdesc = canonical_descriptor("bf16", 64, 16, "MN", "64B", start=0x1000)
+    b = np.random.default_rng(3).integers(0, 1 << 16, size=(64, 16), dtype=np.uint16)
+    smem = matrix_to_smem(b, np.zeros(0x1000 + 64 * 16 * 2, np.uint8), bdesc, "bf16", "MN")
+    from ptxsim.isa.smem_layout import read_operand
+    assert (read_operand(smem, bdesc.encode(), idesc, "B") == b).all()
+    # sparse A is read compressed (K/2 columns); a tf32 transpose without 128B-32B-atom is refused
+    sp = InstrDescriptor.make("tf32", m=64, n=64, atype="tf32", btype="tf32", sparse=True,
+                              transpose_a=True)
+    with pytest.raises(LayoutError, match="128B swizzling with 32B atomicity"):
+        read_operand(smem, canonical_descriptor("bf16", 64, 16, "MN", "64B"), sp, "A")
+    adesc = canonical_descriptor("tf32", 64, 8, "MN", "128B_base32B")
+    assert read_operand(np.zeros(4096, np.uint8), adesc, sp, "A").shape == (64, 8)

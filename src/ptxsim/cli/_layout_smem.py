@@ -69,7 +69,9 @@ def render_plot(path: str, fmt, rows, cols, major, swizzle, *, start=0, kind=Non
     cm = plt.get_cmap("tab20")
     for a, (mn, k) in cmap.items():
         line, col = a // LINE_BYTES - first, (a % LINE_BYTES) // 16
-        colour = cm((mn[0] if major == "K" else k[0]) % 20)
+        # colour by position along the contiguous dimension: the swizzle shows as a permutation
+        along = k if major == "K" else mn
+        colour = cm((along[0] // (along[1] - along[0] + 1)) % 20)
         ax.add_patch(plt.Rectangle((col, line), 1, 1, facecolor=colour, edgecolor="black", lw=0.5))
         ax.text(col + 0.5, line + 0.5, _label(mn, k), ha="center", va="center", fontsize=7)
     ax.set_xlim(0, 8)

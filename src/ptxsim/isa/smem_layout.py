@@ -285,6 +285,29 @@ def matrix_to_smem(matrix: np.ndarray, smem: np.ndarray, desc: SmemDescriptor | 
     return smem
 
 
+def read_operand(smem: np.ndarray, desc: SmemDescriptor | int, idesc, operand: str = "A", *,
+                 rows: int | None = None) -> np.ndarray:
+    """The A (rows x K) or B (rows x K, i.e. B transposed) operand of one tcgen05.mma, as element
+    bits, taking format, kind, major-ness and K from the instruction descriptor `idesc`
+    (descriptors.InstrDescriptor). `rows` defaults to M (A) or N (B); the caller passes the
+    per-CTA extent for .cta_group::2. A sparse A is read compressed: K/2 columns.
+    """
+    if operand not in ("A", "B"):
+        raise LayoutError(f"operand must be 'A' or 'B', not {operand!r}")
+    if not isinstance(desc, SmemDescriptor):
+        desc = SmemDescriptor.decode(desc)
+    fmt = idesc.atype_name if operand == "A" else idesc.btype_name
+    if fmt is None:
+        raise LayoutError(f"the instruction descriptor has no valid {operand} type code")
+    major = "MN" if (idesc.transpose_a if operand == "A" else idesc.transpose_b) else "K"
+    packing = smem_packing(fmt, idesc.kind)
+    check_layout(packing, major, desc.swizzle_name, idesc.kind, desc.lbo_mode)
+    cols = idesc.k // 2 if (operand == "A" and idesc.sparse) else idesc.k
+    if rows is None:
+        rows = idesc.m if operand == "A" else idesc.n
+    return smem_to_matrix(smem, desc, fmt, rows, cols, major, kind=idesc.kind)
+
+
 # ---------------------------------------------------------------------------------------------
 # Canonical compact layouts (the spec's Figures 188-192 conventions)
 # ---------------------------------------------------------------------------------------------
@@ -333,4 +356,4 @@ def footprint(desc: SmemDescriptor, fmt: str, rows: int, cols: int, major: str =
 
 __all__ = ["SWIZZLES", "SWIZZLE_WIDTH", "SWIZZLE_PATTERN_BYTES", "Packing", "smem_packing",
            "swizzle_address", "layout_issues", "check_layout", "element_locations",
-           "smem_to_matrix", "matrix_to_smem", "canonical_descriptor", "footprint"]
+           "smem_to_matrix", "matrix_to_smem", "read_operand", "canonical_descriptor", "footprint"]
