@@ -414,3 +414,40 @@ def test_zcol_mask_vectorised_matches_period():
     d = ZeroColumnMaskDescriptor.make(skip=5, use=11)
     m = d.mask(128, 256)
     assert m.dtype == np.bool_ and m.sum() == sum(1 for c in range(256) if c % 16 >= 11)
+
+
+# ----------------------------------------------------------------------------------------------
+# Target table against the ptxas oracle
+# ----------------------------------------------------------------------------------------------
+_PTX = """.version 9.0
+.target {target}
+.address_size 64
+.visible .entry k() {{
+  .reg .b32 r<6>; .reg .b64 d<3>; .reg .pred p;
+  mov.b32 r0, 0; mov.b64 d0, 0; mov.b64 d1, 0; mov.b32 r1, 0; mov.b32 r2, 0; mov.b32 r3, 0;
+  setp.eq.u32 p, r0, 0;
+  {insn}
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"])
+def test_target_table_agrees_with_ptxas(target, tmp_path):
+    import shutil
+    import subprocess
+    from ptxsim.isa import targets
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        pytest.skip("ptxas not installed")
+    cases = {
+        "tcgen05.mma.kind::i8": "tcgen05.mma.cta_group::1.kind::i8 [r0], d0, d1, r1, p;",
+        "tcgen05.mma.sp.kind::mxf4": "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale "
+                                     "[r0], d0, d1, [r3], r1, [r2], [r2], p;",
+    }
+    for feature, insn in cases.items():
+        f = tmp_path / "t.ptx"
+        f.write_text(_PTX.format(target=target, insn=insn))
+        res = subprocess.run([ptxas, f"-arch={target}", str(f), "-o", "/dev/null"],
+                             capture_output=True, text=True)
+        assert (res.returncode == 0) == targets.supports(target, feature), (feature, res.stderr)

@@ -565,8 +565,8 @@ class InstrDescriptor:
             elif kind in ("i8", "f8f6f4"):
                 err("sparsity_selector", self.sparsity_selector, f"must be 0 for .kind::{kind} "
                     "(9.7.16.10.8.4.5 / 9.7.16.10.8.4.6)")
-        if is_sparse and kind in ("i8", "mxf4", "mxf4nvf4") and not targets.supports(
-                target, "tcgen05.mma.sp.kind::i8|mxf4|mxf4nvf4"):
+        if is_sparse and kind in ("mxf4", "mxf4nvf4") and not targets.supports(
+                target, "tcgen05.mma.sp.kind::mxf4"):
             err("sparsity", 1, f"tcgen05.mma.sp .kind::{kind} is not supported on {target} "
                 "(9.7.16.10.9.2 Target ISA Notes)")
 
