@@ -451,3 +451,44 @@ def test_target_table_agrees_with_ptxas(target, tmp_path):
         res = subprocess.run([ptxas, f"-arch={target}", str(f), "-o", "/dev/null"],
                              capture_output=True, text=True)
         assert (res.returncode == 0) == targets.supports(target, feature), (feature, res.stderr)
+
+
+@st.composite
+def legal_idesc(draw):
+    """A legal (descriptor, qualifiers) pair drawn from the rule tables, independently of issues()."""
+    row = draw(st.sampled_from(MMA_SHAPES))
+    kind = row.kind
+    m, n = draw(st.sampled_from(row.m)), draw(st.sampled_from(row.n))
+    dt, a, b = draw(st.sampled_from(list(_type_combos(kind))))
+    neg_ok = kind != "i8"
+    na, nb = (draw(st.booleans()), draw(st.booleans())) if neg_ok else (False, False)
+    def can_transpose(t):
+        return kind not in ("mxf4", "mxf4nvf4") and t not in ("e2m1", "e2m3", "e3m2")
+    ta = draw(st.booleans()) if can_transpose(a) else False
+    tb = draw(st.booleans()) if can_transpose(b) else False
+    if tb and b in ("e4m3", "e5m2", "s8", "u8") and n % (16 * row.cta_group):   # Table 50
+        tb = False
+    kw = dict(m=m, n=n, atype=a, btype=b, dtype=dt, sparse=row.sparse, negate_a=na, negate_b=nb,
+              transpose_a=ta, transpose_b=tb)
+    if kind in BLOCK_SCALED_KINDS:
+        ids = (0, 1, 2, 3) if kind == "mxf8f6f4" else (0, 2)
+        kw.update(scale_a_id=draw(st.sampled_from(ids)), scale_b_id=draw(st.sampled_from(ids)),
+                  scale_type=draw(st.sampled_from(["ue8m0", "ue4m3"] if kind == "mxf4nvf4" else ["ue8m0"])),
+                  k96=row.k == 96)
+    else:
+        kw.update(selector=draw(st.integers(0, 3)) if row.sparse and kind in ("f16", "tf32") else 0,
+                  saturate=draw(st.booleans()) if kind == "i8" else False,
+                  max_shift=draw(st.integers(0, 3)) if row.ws else 0)
+    quals = dict(sparse=row.sparse, ws=row.ws, cta_group=row.cta_group,
+                 target="sm_103a" if row.feature else "sm_100a")
+    return InstrDescriptor.make(kind, **kw), quals, kw
+
+
+@settings(max_examples=400, deadline=None)
+@given(legal_idesc())
+def test_any_legal_combination_round_trips_and_validates(case):
+    desc, quals, kw = case
+    back = InstrDescriptor.decode(desc.encode(), desc.kind)
+    assert back == desc
+    assert (back.m, back.n, back.atype_name, back.btype_name) == (kw["m"], kw["n"], kw["atype"], kw["btype"])
+    assert back.issues(**quals) == [], [str(e) for e in back.issues(**quals)]

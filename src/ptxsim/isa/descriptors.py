@@ -367,6 +367,9 @@ class InstrDescriptor:
                 raise DescriptorError("sparsity_selector", selector, f"bits 0-1 are reserved for "
                                       f".kind::{kind} ({idesc_layout(kind)[2]}); the selector is "
                                       "assumed 0 (9.7.16.10.8.4.5)", what)
+            if saturate or max_shift:
+                raise DescriptorError("saturate" if saturate else "max_shift", 1, f".kind::{kind} "
+                                      f"has no such field ({idesc_layout(kind)[2]})", what)
             scale_type = scale_type or "ue8m0"
             if scale_type not in SCALE_TYPE_CODES:
                 raise DescriptorError("scale_type", scale_type, "one of ue8m0, ue4m3 (Table 43/44)",
