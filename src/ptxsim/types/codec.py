@@ -93,12 +93,13 @@ def decode(bits, fmt) -> np.ndarray:
     tf32 takes the b32 register image and, like the tensor core, ignores its low 13 bits."""
     f = _fmt(fmt)
     a = _as_bits(bits, f)
-    if f.bits == 32:
+    if f.storage_bits == 32:
         u = a.astype(np.uint32, copy=False)
         if f.name == "tf32":
             u = u & np.uint32(0xFFFFE000)
         if f.kind == "float":
-            return u.view(np.float32).astype(np.float64)
+            with np.errstate(invalid="ignore"):         # signalling NaNs widen quietly
+                return u.view(np.float32).astype(np.float64)
         return (u.view(np.int32) if f.kind == "sint" else u).astype(np.float64)
     return _decode_table(f)[a]
 
@@ -108,7 +109,8 @@ def _as_values(values) -> np.ndarray:
     a = np.asarray(values)
     if a.dtype == np.bool_ or a.dtype.kind not in "fiu":
         raise FormatError(f"values to encode must be a real numeric array, got dtype {a.dtype}")
-    return a.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return a.astype(np.float64)
 
 
 def _round_magnitude(x: np.ndarray, ebits: int, mbits: int, bias: int, rounding: str):

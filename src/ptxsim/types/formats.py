@@ -74,7 +74,8 @@ class Format:
     @property
     def max_finite(self) -> float:
         from ptxsim.types.codec import decode
-        return float(decode(self.max_finite_code, self))
+        shift = self.storage_bits - self.bits if self.name == "tf32" else 0   # tf32: b32 image
+        return float(decode(self.max_finite_code << shift, self))
 
     @property
     def min_subnormal(self) -> float:
