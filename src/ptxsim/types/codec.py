@@ -113,41 +113,50 @@ def _as_values(values) -> np.ndarray:
         return a.astype(np.float64)
 
 
+def _increment(kept, rem, half, sign, rounding: str):
+    """Whether to add one unit in the last place, from the bits shifted out (rem vs half)."""
+    if rounding == "rn":
+        return (rem > half) | ((rem == half) & ((kept & _U64(1)) == _U64(1)))
+    if rounding == "rna":
+        return rem >= half
+    if rounding == "rz":
+        return np.zeros(rem.shape, dtype=bool)
+    if rounding == "rp":
+        return (rem != 0) & ~sign
+    if rounding == "rm":
+        return (rem != 0) & sign
+    raise FormatError(f"unknown rounding '{rounding}'")     # pragma: no cover - checked earlier
+
+
 def _round_magnitude(x: np.ndarray, ebits: int, mbits: int, bias: int, rounding: str):
     """Round |x| (finite float64) to a binary format with `mbits` fraction bits and minimum normal
     exponent 1-bias, with subnormals. Returns the unsigned magnitude code as int64, unbounded
     above (a code past MAX_NORM means overflow), and the sign as bool.
 
-    The float64 significand is shifted right on integers; the shifted-out bits decide rounding."""
+    Normal results: the float64 bit pattern itself is shifted right by 52 - mbits; the carry of
+    the increment runs into the exponent field, and re-biasing the exponent gives the code.
+    Subnormal results (|x| < 2^emin) shift the significand further, one element at a time."""
     bits = x.view(_U64)
     sign = (bits >> _U64(63)).astype(bool)
-    E = ((bits >> _U64(52)) & _U64(0x7FF)).astype(np.int64)
-    M = bits & _U64((1 << 52) - 1)
-    sig = np.where(E == 0, M, M | _U64(1 << 52))
+    mag = bits & _U64((1 << 63) - 1)
+    s = 52 - mbits
+    kept = mag >> _U64(s)
+    rem = mag & _U64((1 << s) - 1)
+    inc = _increment(kept, rem, _U64(1 << (s - 1)), sign, rounding)
+    code = kept.view(np.int64) + inc - ((1023 - bias) << mbits)
     emin = 1 - bias
-    # exponent of the leading bit; float64 subnormals lie far below every target's range
-    lead = np.where(E == 0, -1023, E - 1023)
-    q = np.maximum(lead, emin) - mbits                      # exponent of one unit in the last place
-    e = np.where(E == 0, -1074, E - 1075)                   # x = sig * 2^e
-    shift = np.minimum(q - e, 60).astype(_U64)              # >= 52 - mbits > 0; 60 > 53 bits of sig
-    kept = sig >> shift
-    rem = sig & ((_U64(1) << shift) - _U64(1))
-    half = _U64(1) << (shift - _U64(1))
-    if rounding == "rn":
-        inc = (rem > half) | ((rem == half) & ((kept & _U64(1)) == _U64(1)))
-    elif rounding == "rna":
-        inc = rem >= half
-    elif rounding == "rz":
-        inc = np.zeros_like(sign)
-    elif rounding == "rp":
-        inc = (rem != 0) & ~sign
-    elif rounding == "rm":
-        inc = (rem != 0) & sign
-    else:                                                   # pragma: no cover - checked earlier
-        raise FormatError(f"unknown rounding '{rounding}'")
-    kept = kept.astype(np.int64) + inc
-    # kept carries the hidden bit for normals, so adding the binade offset gives the code directly
-    code = kept + ((q - (emin - mbits)) << mbits)
+    small = mag < _U64((emin + 1023) << 52)                # |x| < 2^emin: subnormal or zero
+    if small.any():
+        idx = np.nonzero(small)
+        m = mag[idx]
+        E = (m >> _U64(52)).astype(np.int64)
+        sig = np.where(E == 0, m, (m & _U64((1 << 52) - 1)) | _U64(1 << 52))
+        e = np.where(E == 0, -1074, E - 1075)                 # |x| = sig * 2^e
+        shift = np.minimum((emin - mbits) - e, 60).astype(_U64)   # > 52 - mbits; 60 > 53 bits
+        k = sig >> shift
+        r = sig & ((_U64(1) << shift) - _U64(1))
+        code[idx] = k.astype(np.int64) + _increment(k, r, _U64(1) << (shift - _U64(1)),
+                                                    sign[idx], rounding)
     return code, sign
 
 
@@ -161,28 +170,35 @@ def _away_from_zero(rounding: str, sign: np.ndarray) -> np.ndarray:
 
 
 def _encode_float(x: np.ndarray, f: Format, rounding: str, satfinite: bool, relu: bool):
-    nan_in = np.isnan(x)
-    inf_in = np.isinf(x)
-    finite = np.where(nan_in | inf_in, np.copysign(0.0, x), x)     # keeps the sign of -Inf
+    special = ~np.isfinite(x)
+    any_special = bool(special.any())
+    nan_in = np.isnan(x) if any_special else np.zeros(x.shape, dtype=bool)
+    inf_in = special & ~nan_in
+    finite = np.where(special, np.copysign(0.0, x), x) if any_special else x  # -Inf keeps its sign
     code, sign = _round_magnitude(finite, f.ebits, f.mbits, f.bias, rounding)
     maxc = f.max_finite_code
-    over = (code > maxc) | inf_in
     nan_code = f.nan_code if f.nan else maxc        # formats without NaN: .satfinite -> +MAX_NORM
-    if satfinite:
-        code = np.where(over, maxc, code)
-    elif f.has_inf:
-        to_inf = over & (inf_in | _away_from_zero(rounding, sign))
-        code = np.where(to_inf, f.inf_code, np.where(over, maxc, code))
-    else:                                           # e4m3 without .satfinite (OCP): NaN, signed
-        code = np.where(over, nan_code, code)
-    code = np.where(nan_in, nan_code, code)         # NaN in -> canonical (positive) NaN
-    neg = sign & ~nan_in
+    over = (code > maxc) | inf_in
+    ocp_nan = np.zeros(x.shape, dtype=bool)
+    if over.any():
+        if satfinite:
+            code = np.where(over, maxc, code)
+        elif f.has_inf:
+            to_inf = over & (inf_in | _away_from_zero(rounding, sign))
+            code = np.where(to_inf, f.inf_code, np.where(over, maxc, code))
+        else:                                       # e4m3 without .satfinite (OCP): NaN, signed
+            code = np.where(over, nan_code, code)
+            ocp_nan = over
+    neg = sign
+    if any_special:
+        code = np.where(nan_in, nan_code, code)     # NaN in -> canonical (positive) NaN
+        neg = sign & ~nan_in
     if relu:                                        # negative results -> +0; NaN stays NaN
-        clear = neg & ~(over & (code == nan_code)) if f.nan else neg
+        clear = neg & ~ocp_nan
         code = np.where(clear, 0, code)
         neg = neg & ~clear
     if f.signed:
-        code = code | np.where(neg, f.sign_mask, 0)
+        code = code | (neg.astype(np.int64) << (f.bits - 1))
     elif np.any(neg & (code != 0)):
         i = int(np.argmax(neg & (code != 0)))
         raise FormatError(f"value {x.flat[i]!r} at flat index {i} is negative; .{f.name} is "
@@ -240,6 +256,8 @@ def encode(values, fmt, rounding: str = "rn", satfinite: bool = False, relu: boo
     f = _fmt(fmt)
     check_cvt(f.name, rounding, satfinite, relu)
     x = _as_values(values)
+    shape = x.shape
+    x = x.reshape(-1)
     if f.kind in ("sint", "uint"):
         code = _encode_int(x, f, rounding)
     elif f.name == "ue8m0":
@@ -247,7 +265,7 @@ def encode(values, fmt, rounding: str = "rn", satfinite: bool = False, relu: boo
     elif f.name == "tf32":
         code = _encode_float(x, f, rounding, satfinite, relu) << 13
         if rounding == "rna":
-            code = _tf32_rna_nan(values, x, code, satfinite)
+            code = _tf32_rna_nan(np.asarray(values).reshape(-1), x, code, satfinite)
     else:
         code = _encode_float(x, f, rounding, satfinite, relu)
-    return np.asarray(code).astype(storage_dtype(f))
+    return np.asarray(code).astype(storage_dtype(f)).reshape(shape)
