@@ -208,3 +208,45 @@ def test_bad_values_raise():
         encode(np.array(["x"]), "f16")
     with pytest.raises(FormatError, match="unsigned"):
         encode([-2.0], "ue4m3", satfinite=True)
+
+
+def ref_ue8m0(x: float, mode: str, sat: bool) -> int:
+    """From the ue8m0 definition (value 2^(b-127), b in 0..254, 0xFF NaN) and cvt.{rz,rp}:
+    b = floor / ceil of log2|x|, clamped at 0 below; overflow 0xFF, or 0xFE with .satfinite."""
+    if math.isnan(x):
+        return 0xFF
+    if math.isinf(x):
+        return 0xFE if sat else 0xFF
+    a = Fraction(abs(x))
+    if a == 0:
+        return 0
+    e = 0
+    while Fraction(2) ** e > a:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    if mode == "rp" and Fraction(2) ** e != a:
+        e += 1
+    b = max(e + 127, 0)
+    if b > 0xFE:
+        return 0xFE if sat else 0xFF
+    return b
+
+
+@pytest.mark.parametrize("mode", ["rz", "rp"])
+@pytest.mark.parametrize("sat", [False, True])
+@settings(max_examples=200, deadline=None)
+@given(x=st.one_of(st.floats(allow_nan=True), st.floats(-1e-37, 1e-37),
+                   st.integers(-140, 130).map(lambda k: 2.0 ** k)))
+def test_ue8m0_matches_reference(mode, sat, x):
+    assert int(encode(np.array([x]), "ue8m0", mode, satfinite=sat)[0]) == ref_ue8m0(x, mode, sat)
+
+
+@settings(max_examples=200, deadline=None)
+@given(bits=st.integers(0, (1 << 32) - 1))
+def test_float32_input_same_as_float64_for_non_nan(bits):
+    x32 = np.array([bits], dtype=np.uint32).view(np.float32)
+    if np.isnan(x32[0]):
+        return
+    for name, mode, sat in (("tf32", "rna", False), ("bf16", "rz", True), ("e5m2", "rn", True)):
+        assert encode(x32, name, mode, sat)[0] == encode(x32.astype(np.float64), name, mode, sat)[0]
