@@ -1,6 +1,6 @@
 """Packing element codes into the containers the instructions read and write.
 
-Each pair is an exact inverse on valid input (tests/types/test_containers.py):
+Each pair is an exact inverse on valid input (tests/types/test_types_containers.py):
 
 * `to_f8f6f4_container` / `from_f8f6f4_container`: one byte per element for kind::f8f6f4 and
   kind::mxf8f6f4 -- e2m1 in bits [5:2], e2m3/e3m2 in [5:0], e4m3/e5m2 the whole byte; padding is

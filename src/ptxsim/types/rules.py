@@ -1,7 +1,7 @@
 """Which PTX `cvt` forms exist for each destination format: rounding, `.satfinite`, `.relu`.
 
 Transcribed from PTX ISA 9.1, section 9.7.9.21 (`cvt`), its Syntax block and the `.relu` /
-`.satfinite` notes, and checked form by form against ptxas 13.0 (tests/types/test_rules_ptxas.py
+`.satfinite` notes, and checked form by form against ptxas 13.0 (tests/types/test_types_rules_ptxas.py
 assembles every row):
 
     cvt{.frnd}.f32.f64                           .frnd  = {.rn, .rz, .rm, .rp}

@@ -1,6 +1,6 @@
 # Capture program for tests/types/data/cvt_sm90.npz: run on an H200 (sm_90) through the device
 # tool with CuPy (python3 this_file, OUT=<dir>); writes in/f16/bf1/tf3/e/dec .npz. The test file
-# keeps a seeded subset (tests/types/test_hardware_cvt.py says which). Not imported by the package.
+# keeps a seeded subset (tests/types/test_types_hardware_cvt.py says which). Not imported by the package.
 import numpy as np,cupy as cp,os
 r=np.random.default_rng(7)
 u=np.uint32

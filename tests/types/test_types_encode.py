@@ -135,7 +135,7 @@ def test_nan_results():
 
 
 def test_tf32_rna_keeps_f32_nan_payload():
-    # measured (tests/types/test_hardware_cvt.py): low 13 bits cleared, 0x7F800001 -> +Inf
+    # measured (tests/types/test_types_hardware_cvt.py): low 13 bits cleared, 0x7F800001 -> +Inf
     x = np.array([0x7F800001, 0xFFC01234], dtype=np.uint32).view(np.float32)
     assert [int(c) for c in encode(x, "tf32", "rna")] == [0x7F800000, 0xFFC00000]
     assert [int(c) for c in encode(x, "tf32", "rna", satfinite=True)] == [0x7F7FE000, 0xFFBFE000]
@@ -250,3 +250,33 @@ def test_float32_input_same_as_float64_for_non_nan(bits):
         return
     for name, mode, sat in (("tf32", "rna", False), ("bf16", "rz", True), ("e5m2", "rn", True)):
         assert encode(x32, name, mode, sat)[0] == encode(x32.astype(np.float64), name, mode, sat)[0]
+
+
+def _legal_float_requests():
+    from ptxsim.types import CVT_RULES
+    for (name, mode), rule in CVT_RULES.items():
+        if get_format(name).kind != "float" or name == "ue8m0":
+            continue
+        sats = {"optional": (False, True), "never": (False,), "required": (True,)}[rule.satfinite]
+        for sat in sats:
+            yield name, mode, sat
+
+
+@pytest.mark.parametrize("name,mode,sat", list(_legal_float_requests()))
+def test_edges_per_format_and_mode(name, mode, sat):
+    """Zero, subnormal ties, MAX_NORM and just past it, overflow and Inf, both signs, for every
+    legal (format, rounding, .satfinite) row, against the exact reference."""
+    f = get_format(name)
+    mx, tiny = f.max_finite, f.min_subnormal
+    ulp_max = 2.0 ** (math.floor(math.log2(mx)) - f.mbits)        # spacing just below MAX_NORM
+    mags = [0.0, tiny / 2, tiny, 1.5 * tiny, 2.5 * tiny, tiny * 0.75, 1.0, mx,
+            mx + ulp_max / 2, mx + ulp_max / 4, 2 * mx, math.inf]
+    xs = [s * m for m in mags for s in ((1.0,) if not f.signed else (1.0, -1.0))]
+    got = decode(encode(np.array(xs), name, mode, satfinite=sat), name)
+    for x, g in zip(xs, got):
+        if math.isinf(x):
+            want = math.copysign(mx, x) if sat else (x if f.has_inf else math.nan)
+        else:
+            want = _expected(x, name, mode, sat)
+        assert (math.isnan(want) and math.isnan(g)) or (
+            g == want and math.copysign(1, g) == math.copysign(1, want)), (x, g, want)

@@ -85,7 +85,7 @@ def test_32bit_integers():
 
 
 def test_nan_reads_positive_as_hardware_widening():
-    # cvt.rn.f16x2.e4m3x2 of 0xFF gives 0x7FFF (tests/types/test_hardware_cvt.py)
+    # cvt.rn.f16x2.e4m3x2 of 0xFF gives 0x7FFF (tests/types/test_types_hardware_cvt.py)
     assert not np.signbit(decode(0xFF, "e4m3")) and not np.signbit(decode(0xFE00, "f16"))
 
 
