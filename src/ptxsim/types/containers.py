@@ -8,7 +8,8 @@ Each pair is an exact inverse on valid input (tests/types/test_types_containers.
   the 8-bit container with padding in the upper 2 bits and lower 2 bits"). Non-zero padding is
   not defined by the spec and raises FormatError (or is reported as a mask on request).
 * `pack_fp4_pairs` / `unpack_fp4_pairs`: kind::mxf4 / mxf4nvf4, two e2m1 per byte, element 2i in
-  the low nibble (FACTS.md section 2: PyTorch float4_e2m1fn_x2 and MMA-Sim use this order).
+  the low nibble, as CUTLASS's sub-byte references pack them (subbyte_reference.h: element k is
+  `(byte >> 4k) & 0xF`). MMA-Sim 2.1.1's unpack_uint8_to_fp4 takes the high nibble first.
 * `pack_b32` / `unpack_b32`: 32 / width elements of `width` bits in a b32 register, element 0 in
   the least-significant bits (f16x2/bf16x2 element 0 = bits [15:0]; 4x8-bit; 8x4-bit).
 * `pack_cvt_x2`: the operand order of `cvt.*x2`: `cvt.rn.f16x2.f32 d, a, b` puts a in the UPPER
