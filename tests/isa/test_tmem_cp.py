@@ -216,8 +216,19 @@ def test_cp_rows_from_smem_no_swizzle():
         for k in (0, 1):
             a = 1024 + (r // 8) * 256 + (r % 8) * 16 + k * 128
             np.testing.assert_array_equal(rows[r, 16 * k:16 * k + 16], smem[a:a + 16])
-    with pytest.raises(LayoutError, match="swizzle"):
-        cp_rows_from_smem(smem, desc | (2 << 61), "128x256b")
+
+
+def test_cp_rows_from_smem_128b_swizzle():
+    # K-major 128B swizzle (FACTS section 3, CuTe): row r chunk k sits at
+    # start + (r//8)*SBO + (r%8)*128 + 16k, then address bits [4,7) ^= bits [7,10).
+    smem = np.random.default_rng(8).integers(0, 256, 64 * 1024, dtype=np.uint8)
+    desc = (2048 >> 4) | (1 << 16) | ((1024 >> 4) << 32) | (1 << 46) | (2 << 61)
+    rows = cp_rows_from_smem(smem, desc, "128x256b")
+    for r in (0, 1, 7, 8, 77, 127):
+        for k in (0, 1):
+            a = 2048 + (r // 8) * 1024 + (r % 8) * 128 + 16 * k
+            a ^= ((a >> 7) & 7) << 4
+            np.testing.assert_array_equal(rows[r, 16 * k:16 * k + 16], smem[a:a + 16])
 
 
 def test_cp_and_shift_keep_one_cta_group_per_kernel():

@@ -224,31 +224,18 @@ def tcgen05_shift_down(tmem, taddr: int, cta_group: int = 1) -> None:
 # integration point: gather the source rows from shared memory
 # --------------------------------------------------------------------------------------------
 
-def cp_rows_from_smem(smem: np.ndarray, sdesc: int, shape: str) -> np.ndarray:
-    """Gather the rows of a tcgen05.cp source from shared memory (integration point).
+def cp_rows_from_smem(smem: np.ndarray, sdesc, shape: str) -> np.ndarray:
+    """Gather the rows of a tcgen05.cp source from shared memory.
 
-    Handles the no-swizzle canonical layout only, reading the descriptor fields of FACTS.md
-    section 3 (start address >> 4 in bits [0,14), leading byte offset >> 4 in [16,30), stride
-    byte offset >> 4 in [32,46), swizzle in [61,64)): row r, 16-byte chunk k is at
-    start + (r // 8) * SBO + (r % 8) * 16 + k * LBO (8-row x 16-byte core matrices).
-    Swizzled sources raise LayoutError until ptxsim.isa.smem_layout is wired in by the lead.
+    The source is a K-major matrix of `rows` x (bits/8) bytes in the canonical layout the
+    shared-memory descriptor describes (9.7.16.9.2; 9.7.16.3.3), with any of its swizzles; the
+    addressing is ptxsim.isa.smem_layout's, so tcgen05.cp and tcgen05.mma read shared memory the
+    same way.
     """
+    from ptxsim.isa.descriptors import SmemDescriptor
+    from ptxsim.isa.smem_layout import smem_to_matrix
     if shape not in CP_SHAPES:
         check_cp(shape, None, None)
     nrows, bits = CP_SHAPES[shape]
-    d = int(sdesc)
-    start = (d & 0x3FFF) << 4
-    lbo = ((d >> 16) & 0x3FFF) << 4
-    sbo = ((d >> 32) & 0x3FFF) << 4
-    swizzle = (d >> 61) & 0x7
-    if swizzle:
-        raise LayoutError(f"tcgen05.cp: swizzle mode {swizzle} sources are not gathered here "
-                          "yet (needs ptxsim.isa.smem_layout)")
-    r = np.arange(nrows)[:, None]
-    k = np.arange(bits // 128)[None, :]
-    base = start + (r // 8) * sbo + (r % 8) * 16 + k * lbo            # (R, chunks)
-    addr = base[..., None] + np.arange(16)
-    if addr.max() >= smem.size:
-        raise LayoutError(f"tcgen05.cp: source reaches byte {int(addr.max())} beyond shared "
-                          f"memory of {smem.size} bytes")
-    return np.asarray(smem, np.uint8)[addr].reshape(nrows, bits // 8)
+    return smem_to_matrix(np.asarray(smem), sdesc if isinstance(sdesc, SmemDescriptor)
+                          else SmemDescriptor.decode(int(sdesc)), "u8", nrows, bits // 8, "K")
