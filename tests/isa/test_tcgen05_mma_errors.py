@@ -266,3 +266,14 @@ def test_unestablished_layouts_are_named():
 def test_every_error_is_a_ptxsim_error():
     for cls in (CollectorBufferError, SparsityMetadataError):
         assert issubclass(cls, UndefinedBehavior) and issubclass(cls, PtxsimError)
+
+
+def test_half_data_path_layouts_need_one_lane_alignment():
+    """Layout F / C: A, D and metadata use the same lane alignment (9.7.16.10.5, .8.5)."""
+    rng = np.random.default_rng(5)
+    cta, base = new_cta()
+    db = stage(cta.smem, gen_bits(rng, "bf16", (64, 16)), "bf16", "f16", 16384).encode()
+    idesc = InstrDescriptor.make("f16", m=64, n=64, atype="bf16", btype="bf16").encode()
+    with pytest.raises(TmemAccessError, match="same lane alignment"):
+        tcgen05_mma(cta, kind="f16", d_tmem=tmem_address(16, 0), a_tmem=tmem_address(0, 300),
+                    b_desc=db, idesc=idesc)

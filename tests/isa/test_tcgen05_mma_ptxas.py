@@ -97,3 +97,19 @@ def test_target_features_vs_ptxas(target):
             Tcgen05Mma("mxf4nvf4", block_scale=True, scale_vec="4X"),
             Tcgen05Mma("mxf4nvf4", block_scale=True, scale_vec="block16"),
             Tcgen05Mma("mxf4", block_scale=True, scale_vec="block32")], target)
+
+
+def test_from_opcode_round_trips_the_grid():
+    for m in GRID:
+        flags = dict(a_tmem=m.a_tmem, scale_input_d=m.scale_input_d,
+                     has_disable_output_lane=m.has_disable_output_lane,
+                     has_zero_column_mask=m.has_zero_column_mask)
+        assert Tcgen05Mma.from_opcode(m.ptx(operands=False), **flags) == m
+
+
+def test_from_opcode_refuses_unknown_qualifiers():
+    from ptxsim.errors import OperandError
+    with pytest.raises(OperandError, match="unknown"):
+        Tcgen05Mma.from_opcode("tcgen05.mma.cta_group::1.kind::f16.sync")
+    with pytest.raises(OperandError, match="kind"):
+        Tcgen05Mma.from_opcode("tcgen05.mma.cta_group::1")

@@ -423,3 +423,17 @@ def test_keywords_or_instruction_not_both():
     with pytest.raises(OperandError, match="not both"):
         tcgen05_mma(cta, Tcgen05Mma("f16"), kind="f16", d_tmem=base, a_desc=da, b_desc=db,
                     idesc=idesc())
+
+
+def test_layout_f_lane_alignment_16_with_a_in_tmem():
+    """M = 64 (layout F) at lane alignment 16: A row m and D row m at lane (m%16) + 32*(m/16)
+    + 16 (FACTS section 4 / CuTe tmem_frg, half data path)."""
+    cta, base, A, B, da, db, rng = setup(m=64, n=32, seed=12)
+    m = np.arange(64)
+    lanes = m % 16 + 32 * (m // 16) + 16
+    cta.tmem.cells[lanes, 300:308] = a_tmem_words(A, "bf16", "f16")
+    tcgen05_mma(cta, kind="f16", d_tmem=tmem_address(16, base), a_tmem=tmem_address(16, 300),
+                b_desc=db, idesc=idesc(m=64), enable_input_d=False)
+    np.testing.assert_array_equal(cta.tmem.cells[lanes, base:base + 32],
+                                  ref(A, B, np.zeros((64, 32), np.uint32)))
+    assert not cta.tmem.cells[m % 16 + 32 * (m // 16), base:base + 32].any()

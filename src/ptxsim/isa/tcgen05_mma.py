@@ -91,6 +91,43 @@ class Tcgen05Mma:
     has_disable_output_lane: bool = False
     has_zero_column_mask: bool = False
 
+    @classmethod
+    def from_opcode(cls, opcode: str, **operands) -> "Tcgen05Mma":
+        """Build from the dotted opcode text, e.g. "tcgen05.mma.sp.cta_group::1.kind::f16.
+        collector::a::fill" (the parser's and executor's entry); `operands` says which optional
+        operands the instruction has (a_tmem=, scale_input_d=, has_disable_output_lane=,
+        has_zero_column_mask=). Unknown qualifiers raise OperandError."""
+        text = opcode.strip().rstrip(";").split()[0]
+        parts = text.split(".")
+        if parts[:2] != ["tcgen05", "mma"]:
+            raise OperandError(f"'{opcode}' is not a tcgen05.mma instruction")
+        kw: dict = {}
+        for q in parts[2:]:
+            if q == "ws":
+                kw["ws"] = True
+            elif q == "sp":
+                kw["sparse"] = True
+            elif q.startswith("cta_group::") and q[11:] in ("1", "2"):
+                kw["cta_group"] = int(q[11:])
+            elif q.startswith("kind::"):
+                kw["kind"] = q[6:]
+            elif q == "block_scale":
+                kw["block_scale"] = True
+            elif q.startswith("scale_vec::"):
+                kw["scale_vec"] = q[11:]
+            elif q in ("block16", "block32"):
+                kw["scale_vec"] = q
+            elif q == "ashift":
+                kw["ashift"] = True
+            elif q.startswith("collector::"):
+                kw["collector"] = q[11:]
+            else:
+                raise OperandError(f"'{opcode}': unknown tcgen05.mma qualifier '.{q}' "
+                                   "(9.7.16.10.9.1-4)")
+        if "kind" not in kw:
+            raise OperandError(f"'{opcode}': .kind is required (9.7.16.10.9.1)")
+        return cls(**kw, **operands)
+
     # ---- derived -------------------------------------------------------------------------
     @property
     def collector_buffer(self) -> str:
