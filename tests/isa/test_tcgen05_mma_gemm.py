@@ -17,7 +17,6 @@ from ptxsim.isa.datapath import datapath_layout
 from ptxsim.isa.tcgen05_mma import Tcgen05Mma, a_tmem_words, tcgen05_mma
 from ptxsim.isa.tmem import tmem_address
 from ptxsim.isa.tmem_cp import tcgen05_cp
-from ptxsim.isa.tmem_ldst import tcgen05_ld
 
 # (kind, atype, btype, dtype, scale_type, .scale_vectorsize)
 CASES = [

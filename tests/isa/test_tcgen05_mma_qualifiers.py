@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from test_tcgen05_mma_kit import (InstrDescriptor, gen_bits, new_cta, new_pair, numerics,
-                                  read_d, smem_layout, stage)
+                                  read_d, stage)
 
 from ptxsim.errors import (CollectorBufferError, DescriptorError, OperandError,
                            SparsityMetadataError)
@@ -365,7 +365,6 @@ def test_ws_max_shift_accepted_only_with_ws():
 def test_ws_zero_column_mask_and_shift():
     """Mask bit 1 zeroes a B column; a column shift s uses B columns s..s+N-1 (9.7.16.4.3)."""
     cta, base, A, B, da, db, rng = setup(n=72)          # B has 72 rows staged: room to shift
-    zc = smem_layout.__dict__  # noqa: F841  (keeps the kit's import visible)
     from ptxsim.isa.descriptors import ZeroColumnMaskDescriptor
     desc = ZeroColumnMaskDescriptor.make(skip=3, use=5, shift=4)
     mask = desc.mask(M, 64)

@@ -24,7 +24,7 @@ scale factors and metadata.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,8 @@ from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutError, O
 from ptxsim.isa import sparsity
 from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
 from ptxsim.isa.datapath import DataPathLayout, datapath_layout
+from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
+from ptxsim.isa.smem_layout import read_operand
 from ptxsim.isa.tmem import N_COLUMNS, N_LANES, split_address
 from ptxsim.types.formats import get_format
 
@@ -457,7 +459,8 @@ def _mma_scaled_c(a, b, c, s: int, *, kind, atype, btype, dtype):
     scaled = ~(uc.zero | uc.special)
     uc = Unpacked(np.ldexp(uc.value, -s), np.where(scaled, uc.exp - s, uc.exp).astype(np.int32),
                   uc.zero, uc.special)
-    cdt = np.float32 if fdpa._products_fit_f32(atype, btype) else np.float64
+    fits = getattr(fdpa, "products_fit_f32", None) or getattr(fdpa, "_products_fit_f32")
+    cdt = np.float32 if fits(atype, btype) else np.float64
     return fdpa.fused(ua, ub, uc, p, p.rho, dtype, cdt)
 
 
@@ -504,7 +507,6 @@ def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a"):
     """Everything that makes the instruction + instruction descriptor illegal, before any
     operand is read: the qualifier rules, Tables 39, 42-44, 49, 50, 54, 55 (descriptors.py),
     .ashift's M, and the data-path layout of the shape. Returns (InstrDescriptor, layout)."""
-    from ptxsim.isa.descriptors import InstrDescriptor
     what = mma.ptx(operands=False)
     mma.validate(target)
     if not 0 <= int(idesc) < 1 << 32:
@@ -538,8 +540,6 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     scale_input_d, zero_column_mask (64-bit descriptor). Descriptors are ints (raw bits).
     Returns an MmaResult; raises a named ptxsim error for everything illegal or undefined.
     """
-    from ptxsim.isa.descriptors import SmemDescriptor, ZeroColumnMaskDescriptor
-    from ptxsim.isa.smem_layout import read_operand
 
     if mma is None:
         qualifiers.setdefault("a_tmem", a_tmem is not None)
