@@ -197,25 +197,35 @@ def _mx_setup(kind="mxf4nvf4", stype="ue8m0", seed=6):
     return cta, base, A, B, da, db, rng
 
 
-@pytest.mark.parametrize("sf_id", [0, 2])
-def test_scale_factor_ids_select_half_words(sf_id):
-    """2X: SFA_ID / SFB_ID = half-word offset, 0 or 2 (9.7.16.10.7.2.2); the other half-word of
-    the word holds different scales that must not be used."""
-    cta, base, A, B, da, db, rng = _mx_setup()
+@pytest.mark.parametrize("kind,vec,nsf,ids", [
+    ("mxf4nvf4", "2X", 2, (0, 2)), ("mxf4nvf4", "2X", 2, (2, 0)),   # half-word offset, 9.7.16.10.7.2.2
+    ("mxf8f6f4", "1X", 1, (3, 1)), ("mxf8f6f4", "1X", 1, (1, 2)),   # byte offset, 9.7.16.10.7.2.1
+])
+def test_scale_factor_ids_select_sub_columns(kind, vec, nsf, ids):
+    """SFA_ID / SFB_ID pick the byte (1X) or half-word (2X) of each Tensor Memory word; the
+    other bytes hold different scales that must not be used."""
+    rng = np.random.default_rng(6)
+    cta, base = new_cta()
+    fmt, K_ = ("e2m1", 64) if kind != "mxf8f6f4" else ("e4m3", 32)
+    A, B = gen_bits(rng, fmt, (M, K_)), gen_bits(rng, fmt, (N, K_))
+    da = stage(cta.smem, A, fmt, kind, A_AT).encode()
+    db = stage(cta.smem, B, fmt, kind, B_AT).encode()
     lay = datapath_layout(128)
-    sfa = rng.integers(120, 134, (M, 2)).astype(np.uint8)
-    sfb = rng.integers(120, 134, (N, 2)).astype(np.uint8)
-    junk_a = rng.integers(100, 110, (M, 2)).astype(np.uint8)
-    junk_b = rng.integers(100, 110, (N, 2)).astype(np.uint8)
-    for sc_a, sc_b, i in ((sfa, sfb, sf_id), (junk_a, junk_b, 2 - sf_id)):
-        write_scale_factors(cta.tmem.cells, tmem_address(0, 200), sc_a, "A", lay, sf_id=i)
-        write_scale_factors(cta.tmem.cells, tmem_address(0, 208), sc_b, "B", lay, sf_id=i, N=N)
-    tcgen05_mma(cta, kind="mxf4nvf4", block_scale=True, scale_vec="2X", d_tmem=base, a_desc=da,
+    id_a, id_b = ids
+    sfa = rng.integers(120, 134, (M, nsf)).astype(np.uint8)
+    sfb = rng.integers(120, 134, (N, nsf)).astype(np.uint8)
+    for i in range(0, 4, nsf):          # junk scales in every other sub-column
+        write_scale_factors(cta.tmem.cells, tmem_address(0, 200), sfa if i == id_a else
+                            rng.integers(100, 110, (M, nsf)).astype(np.uint8), "A", lay, sf_id=i)
+        write_scale_factors(cta.tmem.cells, tmem_address(0, 208), sfb if i == id_b else
+                            rng.integers(100, 110, (N, nsf)).astype(np.uint8), "B", lay, sf_id=i,
+                            N=N)
+    tcgen05_mma(cta, kind=kind, block_scale=True, scale_vec=vec, d_tmem=base, a_desc=da,
                 b_desc=db, scale_a_tmem=tmem_address(0, 200), scale_b_tmem=tmem_address(0, 208),
-                idesc=idesc(kind="mxf4nvf4", atype="e2m1", btype="e2m1", scale_type="ue8m0",
-                            scale_a_id=sf_id, scale_b_id=sf_id), enable_input_d=False)
-    expect = numerics.mma(A, B.T, np.zeros((M, N), np.uint32), arch="sm_100", kind="mxf4nvf4",
-                          atype="e2m1", btype="e2m1", ctype="f32", dtype="f32", scale_a=sfa,
+                idesc=idesc(kind=kind, atype=fmt, btype=fmt, scale_type="ue8m0",
+                            scale_a_id=id_a, scale_b_id=id_b), enable_input_d=False)
+    expect = numerics.mma(A, B.T, np.zeros((M, N), np.uint32), arch="sm_100", kind=kind,
+                          atype=fmt, btype=fmt, ctype="f32", dtype="f32", scale_a=sfa,
                           scale_b=sfb.T, scale_type="ue8m0", block=32)
     np.testing.assert_array_equal(read_d(cta, base, M, N), expect)
 
@@ -231,6 +241,7 @@ def test_scale_factor_placement_hand_example():
 
 
 @pytest.mark.parametrize("kind,vecs", [("mxf4", [None, "block32", "2X"]),
+                                       ("mxf8f6f4", [None, "block32", "1X"]),
                                        ("mxf4nvf4", ["block16", "4X"]),
                                        ("mxf4nvf4", ["block32", "2X"])])
 def test_scale_vec_aliases_give_the_same_result(kind, vecs):

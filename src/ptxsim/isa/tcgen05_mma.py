@@ -605,8 +605,10 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     # ---- block scaling ----------------------------------------------------------------------
     nsf = SCALE_VEC_COUNT[(mma.kind, mma.effective_scale_vec)] if mma.block_scale else 0
 
-    enable = bool(np.asarray(enable_input_d).any()) if np.ndim(enable_input_d) else \
-        bool(enable_input_d)
+    if np.ndim(enable_input_d) or not isinstance(enable_input_d, (bool, int, np.bool_, np.integer)):
+        raise OperandError(f"{what}: enable-input-d is one predicate (single-thread semantics, "
+                           f"9.7.16.10.9.1), got {enable_input_d!r}")
+    enable = bool(enable_input_d)
     disabled = _disabled_lanes(disable_output_lane, mma.cta_group, what)
     out_dtype = np.uint16 if dtype == "f16" else np.uint32
     writes = []
@@ -641,8 +643,8 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             key = ("tmem", int(a_tmem))
         if not mma.ws:
             _collector_step(cta, mma, key, a, what)
-        if mma.ashift:          # rows move down one; the first keeps its value (as tcgen05.shift)
-            a = np.concatenate([a[:1], a[:-1]], axis=0)
+        if desc.negate_a:       # the stored elements; a sparse A's pruned zeros stay +0
+            a = negate_bits(a, atype)
         if mma.sparse:
             m_lane, m_col = _lane_offset(sp_meta_tmem, layout, what, "sp-meta-tmem")
             if m_lane != lane_off:
@@ -659,8 +661,8 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             nib = sparsity.read_metadata(cta.tmem.cells, m_lane, m_col, mma.kind, K, Mc,
                                          desc.selector)
             a = sparsity.decompress(a, nib, mma.kind, row_offset=ci * Mc)
-        if desc.negate_a:
-            a = negate_bits(a, atype)
+        if mma.ashift:          # rows move down one; the first keeps its value (as tcgen05.shift)
+            a = np.concatenate([a[:1], a[:-1]], axis=0)
         res.a.append(a)
 
         # ---- C (the accumulator in Tensor Memory) ------------------------------------------
