@@ -389,14 +389,14 @@ def test_ws_zero_column_mask_and_shift():
 
 
 # ---- sparsity selector --------------------------------------------------------------------------
-def _sparse_f16_setup(seed=10):
+def _sparse_f16_setup(seed=10, n=N):
     rng = np.random.default_rng(seed)
     cta, base = new_cta()
     Alog = gen_bits(rng, "bf16", (M, 32), zero_frac=0.0)
     Alog.reshape(M, 8, 4)[:, :, 1::2] = 0                       # positions 0 and 2 kept
     comp, nib = sparsity.compress(Alog, "f16")
     assert (nib == 0b1000).all()
-    B = gen_bits(rng, "bf16", (N, 32))
+    B = gen_bits(rng, "bf16", (n, 32))
     da = stage(cta.smem, comp, "bf16", "f16", A_AT).encode()
     db = stage(cta.smem, B, "bf16", "f16", B_AT).encode()
     return cta, base, Alog, B, nib, da, db
@@ -447,3 +447,14 @@ def test_layout_f_lane_alignment_16_with_a_in_tmem():
     np.testing.assert_array_equal(cta.tmem.cells[lanes, base:base + 32],
                                   ref(A, B, np.zeros((64, 32), np.uint32)))
     assert not cta.tmem.cells[m % 16 + 32 * (m // 16), base:base + 32].any()
+
+
+def test_ws_sparse_m128():
+    """tcgen05.mma.ws.sp, M = 128 (layout D, metadata as M = 128)."""
+    cta, base, Alog, B, nib, da, db = _sparse_f16_setup(n=64)
+    sparsity.write_metadata(cta.tmem.cells, 0, 400, nib, "f16")
+    tcgen05_mma(cta, kind="f16", ws=True, sparse=True, d_tmem=base, a_desc=da, b_desc=db,
+                sp_meta_tmem=tmem_address(0, 400), idesc=idesc(n=64, sparse=True),
+                enable_input_d=False)
+    np.testing.assert_array_equal(read_d(cta, base, M, 64),
+                                  ref(Alog, B, np.zeros((M, 64), np.uint32)))
