@@ -123,3 +123,33 @@ def test_read_metadata_inverse_and_selector():
     with pytest.raises(OperandError, match="selector"):
         sparsity.selector_column("i8", 1)
     assert sparsity.selector_column("mxf8f6f4", 3) == 0      # assumed 0 (9.7.16.10.8.4.5)
+
+
+def test_ws_metadata_copies_hand_example():
+    """.ws M = 64 / 32 (CuTe tmem_e_frg_ws): rows placed as for M = 128, the whole block
+    repeated at lane +64 (M = 64) or +32, +64, +96 (M = 32). f16 row 13, chunk 5 -> lane 13."""
+    for M, lanes in ((64, [13, 77]), (32, [13, 45, 77, 109])):
+        nib = np.zeros((M, 8), np.uint8)
+        nib[13, 5] = 0b1001
+        cells = np.zeros((128, 512), np.uint32)
+        sparsity.write_metadata(cells, 0, 100, nib, "f16", M=M, ws=True)
+        assert sorted(zip(*np.nonzero(cells))) == [(lane, 100) for lane in lanes]
+        assert (cells[lanes, 100] == 0b1001 << 20).all()
+        np.testing.assert_array_equal(sparsity.read_metadata(cells, 0, 100, "f16", 32, M=M,
+                                                             ws=True), nib)
+
+
+def test_ws_metadata_copies_must_agree():
+    from ptxsim.errors import UndefinedBehavior
+    nib = np.full((64, 16), 0b0100, np.uint8)
+    cells = np.zeros((128, 512), np.uint32)
+    sparsity.write_metadata(cells, 0, 0, nib, "i8", M=64, ws=True)
+    cells[64 + 5, 1] ^= 1 << 7
+    with pytest.raises(UndefinedBehavior, match="copies"):
+        sparsity.read_metadata(cells, 0, 0, "i8", 64, M=64, ws=True)
+
+
+def test_non_ws_m64_metadata_not_established():
+    from ptxsim.errors import LayoutError
+    with pytest.raises(LayoutError, match="not established"):
+        sparsity.metadata_cells("f16", 32, M=64)

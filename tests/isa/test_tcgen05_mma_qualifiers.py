@@ -458,3 +458,29 @@ def test_ws_sparse_m128():
                 enable_input_d=False)
     np.testing.assert_array_equal(read_d(cta, base, M, 64),
                                   ref(Alog, B, np.zeros((M, 64), np.uint32)))
+
+
+@pytest.mark.parametrize("m", [64, 32])
+@pytest.mark.parametrize("kind,fmt,K_", [("f16", "bf16", 32), ("i8", "s8", 64)])
+def test_ws_sparse_m64_m32(m, kind, fmt, K_):
+    """.ws.sp with M = 64 / 32: metadata copies in every lane group (CuTe tmem_e_frg_ws), D in
+    layouts E / G."""
+    rng = np.random.default_rng(m)
+    cta, base = new_cta()
+    Alog = gen_bits(rng, fmt, (m, K_), zero_frac=0.0)
+    Alog.reshape(m, -1, 4)[:, :, [0, 3]] = 0                       # positions 1, 2 kept
+    comp, nib = sparsity.compress(Alog, kind)
+    B = gen_bits(rng, fmt, (64, K_))
+    da = stage(cta.smem, comp, fmt, kind, A_AT).encode()
+    db = stage(cta.smem, B, fmt, kind, B_AT).encode()
+    sparsity.write_metadata(cta.tmem.cells, 0, 400, nib, kind, M=m, ws=True)
+    dt = "s32" if kind == "i8" else "f32"
+    tcgen05_mma(cta, kind=kind, ws=True, sparse=True, d_tmem=base, a_desc=da, b_desc=db,
+                sp_meta_tmem=tmem_address(0, 400), enable_input_d=False,
+                idesc=idesc(m=m, n=64, kind=kind, atype=fmt, btype=fmt, dtype=dt, sparse=True))
+    expect = numerics.mma(Alog, B.T, np.zeros((m, 64), np.uint32), arch="sm_100", kind=kind,
+                          atype=fmt, btype=fmt, ctype=dt, dtype=dt)
+    mm, nn = np.meshgrid(np.arange(m), np.arange(64), indexing="ij")
+    g = 128 // m                                              # column groups: 2 (E), 4 (G)
+    lane, col = mm + m * (nn // (64 // g)), nn % (64 // g)
+    np.testing.assert_array_equal(cta.tmem.cells[lane, base + col], expect)

@@ -17,7 +17,7 @@ section 1: pruned products are zero terms -- the hypothesis the dense model is a
 Metadata in Tensor Memory: one 4-bit value per chunk, chunk j of row m in bits [4j, 4j+4) of that
 row's metadata bit stream (f16: 1 bit per logical K element, tf32: 2, 8-bit kinds: 1, fp4: 1/2).
 Where stream bit b of row m lives comes from `datapath.metadata_position` (CuTe tmem_e_frg, FACTS
-section 4; only M = 128 per CTA is established). The sparsity selector picks the column for f16
+section 4; M = 128 per CTA, and the .ws M = 64 / 32 copies of CuTe tmem_e_frg_ws). The selector picks the column for f16
 and tf32 (CuTe passes the metadata column's LSB as the selector and clears it from the address,
 so the selector is a column offset); it must be 0 for i8 / f8f6f4 and is assumed 0 for the
 block-scaled kinds (9.7.16.10.8.4.5-6).
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import LayoutError, OperandError, SparsityMetadataError
+from ptxsim.errors import LayoutError, OperandError, SparsityMetadataError, UndefinedBehavior
 from ptxsim.isa.datapath import metadata_position
 
 
@@ -159,20 +159,38 @@ def metadata_stream_bits(kind: str, K: int) -> int:
     return int(K * granularity(kind).meta_bits_per_k)
 
 
-def metadata_cells(kind: str, K: int, M: int = 128):
-    """(lane, column, bit) arrays, each (M, bits per row): where stream bit b of row m lives,
-    relative to the metadata address (before the selector's column offset)."""
+# .ws with M = 64 / 32 (CuTe tmem_e_frg_ws): the M = 128 placement of rows 0..M-1, repeated in
+# every lane group of the data path (layout E: +64; layout G: +32, +64, +96), since each group
+# computes a column slice of D for all M rows.
+WS_METADATA_COPIES = {128: (0,), 64: (0, 64), 32: (0, 32, 64, 96)}
+
+
+def metadata_copies(M: int, ws: bool) -> tuple[int, ...]:
+    """Lane offsets of the copies of the metadata of an M-row (per CTA) sparse MMA."""
+    if M == 128:
+        return (0,)
+    if ws and M in WS_METADATA_COPIES:
+        return WS_METADATA_COPIES[M]
+    raise LayoutError(f"sparsity metadata placement for M = {M} rows per CTA without .ws "
+                      "(layouts C, F) is not established (figures 262-267 missing; CuTe "
+                      "tmem_e_frg implements only M = 128)")
+
+
+def metadata_cells(kind: str, K: int, M: int = 128, ws: bool = False):
+    """(lane, column, bit) arrays, each (copies, M, bits per row): where stream bit b of row m
+    lives, relative to the metadata address (before the selector's column offset)."""
+    copies = np.asarray(metadata_copies(M, ws))[:, None, None]
     nbits = metadata_stream_bits(kind, K)
     m = np.arange(M)[:, None]
     b = np.arange(nbits)[None, :]
     if kind == "tf32":              # two bits per element: element b//2, bit b%2 of its pair
-        lane, col, bit = metadata_position(m, b // 2, kind, M=M)
+        lane, col, bit = metadata_position(m, b // 2, kind)
         bit = bit + b % 2
     elif kind in ("mxf4", "mxf4nvf4"):
-        lane, col, bit = metadata_position(m, 2 * b, kind, M=M)
+        lane, col, bit = metadata_position(m, 2 * b, kind)
     else:
-        lane, col, bit = metadata_position(m, b, kind, M=M)
-    return np.broadcast_arrays(lane, col, bit)
+        lane, col, bit = metadata_position(m, b, kind)
+    return np.broadcast_arrays(lane + copies, col + 0 * copies, bit + 0 * copies)
 
 
 def selector_column(kind: str, selector: int) -> int:
@@ -184,35 +202,41 @@ def selector_column(kind: str, selector: int) -> int:
     return selector if rule == "column" else 0
 
 
-def read_metadata(cells: np.ndarray, lane0: int, col0: int, kind: str, K: int, M: int = 128,
-                  selector: int = 0) -> np.ndarray:
-    """The (M, K/chunk) metadata values of a sparse MMA from Tensor Memory cells (128 x 512)."""
-    if M != 128:
-        raise LayoutError(f"sparsity metadata placement for M = {M} rows per CTA is not "
-                          "established (figures 262-267 missing; CuTe tmem_e_frg gives M = 128)")
-    lane, col, bit = metadata_cells(kind, K, M)
+def _placed(cells, lane0, col0, kind, K, M, selector, ws):
+    lane, col, bit = metadata_cells(kind, K, M, ws)
     col = col + col0 + selector_column(kind, selector)
     lane = lane + lane0
     if lane.max() >= cells.shape[0] or col.max() >= cells.shape[1]:
         raise LayoutError(f"sparsity metadata at lane {lane0}, column {col0} runs past Tensor "
                           "Memory (128 lanes x 512 columns)")
-    stream = (cells[lane, col] >> bit.astype(np.uint32)) & 1                # (M, nbits)
-    nib = stream.reshape(M, -1, 4).astype(np.uint8)
+    return lane, col, bit
+
+
+def read_metadata(cells: np.ndarray, lane0: int, col0: int, kind: str, K: int, M: int = 128,
+                  selector: int = 0, ws: bool = False) -> np.ndarray:
+    """The (M, K/chunk) metadata values of a sparse MMA from Tensor Memory cells (128 x 512).
+    With several copies (.ws, M < 128) they must agree (UndefinedBehavior otherwise)."""
+    lane, col, bit = _placed(cells, lane0, col0, kind, K, M, selector, ws)
+    stream = (cells[lane, col] >> bit.astype(np.uint32)) & 1           # (copies, M, nbits)
+    if (stream != stream[:1]).any():
+        c, r, b = (int(x) for x in np.argwhere(stream != stream[:1])[0])
+        raise UndefinedBehavior(f"sparsity metadata of row {r} differs between its copies at "
+                                f"lanes {int(lane[0, r, b])} and {int(lane[c, r, b])}; every "
+                                "lane group of the .ws data path reads its own copy (CuTe "
+                                "tmem_e_frg_ws duplicates it)")
+    nib = stream[0].reshape(M, -1, 4).astype(np.uint8)
     return nib[..., 0] | nib[..., 1] << 1 | nib[..., 2] << 2 | nib[..., 3] << 3
 
 
 def write_metadata(cells: np.ndarray, lane0: int, col0: int, nibbles: np.ndarray, kind: str,
-                   M: int = 128, selector: int = 0) -> None:
-    """Place (M, K/chunk) metadata values into Tensor Memory cells (the inverse of
+                   M: int = 128, selector: int = 0, ws: bool = False) -> None:
+    """Place (M, K/chunk) metadata values into Tensor Memory cells, every copy (the inverse of
     read_metadata; what a kernel does with tcgen05.cp / tcgen05.st)."""
     nib = np.asarray(nibbles, np.uint32)
     K = nib.shape[1] * granularity(kind).chunk
-    if M != 128:
-        raise LayoutError(f"sparsity metadata placement for M = {M} is not established")
-    lane, col, bit = metadata_cells(kind, K, M)
-    col = col + col0 + selector_column(kind, selector)
-    lane = lane + lane0
+    lane, col, bit = _placed(cells, lane0, col0, kind, K, M, selector, ws)
     stream = ((nib[..., None] >> np.arange(4, dtype=np.uint32)) & 1).reshape(M, -1)
+    stream = np.broadcast_to(stream, lane.shape)
     lane, col, bit, stream = (x.ravel() for x in (lane, col, bit, stream))
     np.bitwise_and.at(cells, (lane, col), ~(np.uint32(1) << bit.astype(np.uint32)))
     np.bitwise_or.at(cells, (lane, col), (stream << bit.astype(np.uint32)).astype(np.uint32))

@@ -651,15 +651,11 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
                 raise TmemAccessError(f"{what}: metadata at lane {m_lane} but D at lane "
                                       f"{lane_off}: layouts C and F need one lane alignment "
                                       "(9.7.16.10.8.5)")
-            if Mc != 128:
-                raise LayoutError(f"{what}: sparsity metadata placement for {Mc} rows per CTA "
-                                  "(M = 64 / layouts C, E, F, G) is not established (figures "
-                                  "262-267 missing; CuTe tmem_e_frg covers M = 128)")
-            lane_m, col_m, _ = sparsity.metadata_cells(mma.kind, K, Mc)
+            lane_m, col_m, _ = sparsity.metadata_cells(mma.kind, K, Mc, mma.ws)
             sel = sparsity.selector_column(mma.kind, desc.selector)
             _check_cells(cta, lane_m + m_lane, col_m + m_col + sel, f"{what} [sp-meta-tmem]")
             nib = sparsity.read_metadata(cta.tmem.cells, m_lane, m_col, mma.kind, K, Mc,
-                                         desc.selector)
+                                         desc.selector, mma.ws)
             a = sparsity.decompress(a, nib, mma.kind, row_offset=ci * Mc)
         if mma.ashift:          # rows move down one; the first keeps its value (as tcgen05.shift)
             a = np.concatenate([a[:1], a[:-1]], axis=0)
