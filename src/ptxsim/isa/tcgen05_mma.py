@@ -695,6 +695,74 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     return res
 
 
-__all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
+def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
+    """Run a parsed tcgen05.mma instruction (a `ptxsim.ptx.Instruction`, or anything with
+    `.mnemonic` and `.operands` of the front end's operand classes) issued by one thread.
+
+    read(name) -> int: the issuing thread's register value (64-bit descriptors as ints,
+    predicates as 0/1). Operands follow the syntax forms of 9.7.16.10.9.1-4:
+    [d-tmem], a-desc | [a-tmem], b-desc, {[sp-meta-tmem]}, idesc, then either
+    [scale-A-tmem], [scale-B-tmem], enable-input-d (.block_scale) or
+    {disable-output-lane}, enable-input-d, {scale-input-d | zero-column-mask-desc}.
+    """
+    mnemonic = getattr(inst, "mnemonic", None) or str(inst)
+    ops = list(getattr(inst, "operands", ()))
+    where = getattr(inst, "text", "") or mnemonic
+
+    def addr(op, name):
+        if not hasattr(op, "base"):
+            raise OperandError(f"'{where}': {name} must be a [Tensor Memory address]")
+        base = op.base
+        return (read(base) if base else 0) + int(getattr(op, "offset", 0) or 0)
+
+    def reg(op, name):
+        if hasattr(op, "value") and not hasattr(op, "name"):
+            return int(op.value)                       # an immediate
+        if not hasattr(op, "name"):
+            raise OperandError(f"'{where}': {name} must be a register")
+        v = int(read(op.name))
+        return (1 - v) if getattr(op, "negated", False) else v
+
+    probe = Tcgen05Mma.from_opcode(mnemonic)
+    need = 4 + probe.sparse + (3 if probe.block_scale else 1)
+    if len(ops) < need:
+        raise OperandError(f"'{where}': expected at least {need} operands, got {len(ops)}")
+    kw: dict = {"d_tmem": addr(ops[0], "d-tmem")}
+    a_in_tmem = hasattr(ops[1], "base")
+    kw["a_tmem" if a_in_tmem else "a_desc"] = addr(ops[1], "a-tmem") if a_in_tmem else \
+        reg(ops[1], "a-desc")
+    kw["b_desc"] = reg(ops[2], "b-desc")
+    i = 3
+    if probe.sparse:
+        kw["sp_meta_tmem"] = addr(ops[i], "sp-meta-tmem")
+        i += 1
+    kw["idesc"] = reg(ops[i], "idesc")
+    i += 1
+    flags = dict(a_tmem=a_in_tmem)
+    if probe.block_scale:
+        kw["scale_a_tmem"] = addr(ops[i], "scale-A-tmem")
+        kw["scale_b_tmem"] = addr(ops[i + 1], "scale-B-tmem")
+        i += 2
+    elif hasattr(ops[i], "elements"):
+        kw["disable_output_lane"] = np.array([reg(e, "disable-output-lane")
+                                              for e in ops[i].elements], np.uint32)
+        flags["has_disable_output_lane"] = True
+        i += 1
+    kw["enable_input_d"] = bool(reg(ops[i], "enable-input-d"))
+    i += 1
+    if i < len(ops):
+        if probe.ws:
+            kw["zero_column_mask"] = reg(ops[i], "zero-column-mask-desc")
+            flags["has_zero_column_mask"] = True
+        else:
+            kw["scale_input_d"] = reg(ops[i], "scale-input-d")
+            flags["scale_input_d"] = kw["scale_input_d"]
+        i += 1
+    if i != len(ops):
+        raise OperandError(f"'{where}': {len(ops) - i} operand(s) too many for {mnemonic}")
+    return tcgen05_mma(state, Tcgen05Mma.from_opcode(mnemonic, **flags), target=target, **kw)
+
+
+__all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "execute_parsed", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
            "a_from_tmem_words", "container_bits", "negate_bits", "scale_factor_cells",
            "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES"]
