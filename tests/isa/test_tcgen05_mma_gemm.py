@@ -193,10 +193,24 @@ def test_dense_gemm_matches_numerics(case):
     np.testing.assert_array_equal(got, ref)
 
 
-@pytest.mark.parametrize("case", [CASES[1], CASES[3], CASES[5], CASES[7]], ids=_ids)
+@pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_a_from_tensor_memory_matches_numerics(case):
     state, base, ref, layout = run_gemm(case, a_in_tmem=True, seed=3)
     np.testing.assert_array_equal(read_all(state, base, 128, 64, case[3], layout), ref)
+
+
+@pytest.mark.parametrize("case", [CASES[1], CASES[4], CASES[7]], ids=_ids)
+@pytest.mark.parametrize("M", [256, 128])
+def test_cta_pair_a_from_tensor_memory(case, M):
+    """A in Tensor Memory of each CTA; layout B keeps it duplicated in both lane halves
+    (CuTe TmemAllocMode::Duplicated), which run_gemm writes through datapath.a_position."""
+    state, base, ref, layout = run_gemm(case, M=M, pair=True, a_in_tmem=True, seed=17)
+    np.testing.assert_array_equal(read_all(state, base, M, 64, case[3], layout), ref)
+
+
+def test_sparse_a_from_tensor_memory():
+    state, base, ref, layout = run_gemm(CASES[3], sparse=True, a_in_tmem=True, seed=19)
+    np.testing.assert_array_equal(read_all(state, base, 128, 64, "f32", layout), ref)
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)

@@ -9,7 +9,8 @@ import pytest
 
 descriptors = pytest.importorskip("ptxsim.isa.descriptors", reason="needs branch desc")
 smem_layout = pytest.importorskip("ptxsim.isa.smem_layout", reason="needs branch desc")
-numerics = pytest.importorskip("ptxsim.numerics.mma", reason="needs branch numerics")
+pytest.importorskip("ptxsim.numerics.params", reason="needs branch numerics")
+import ptxsim.numerics as numerics  # noqa: E402  (numerics.mma: the engine's entry point)
 
 from ptxsim.isa.cta import CtaPairState, CtaState  # noqa: E402
 from ptxsim.isa.tmem import tmem_address  # noqa: E402
