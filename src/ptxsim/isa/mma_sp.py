@@ -89,7 +89,7 @@ def arch_profile(cc: int) -> str:
 
 NUMERICS_KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "f8": "f8f6f4",
                  "f8f6f4": "f8f6f4", "mxf8f6f4": "mxf8f6f4", "mxf4": "mxf4",
-                 "mxf4nvf4": "mxf4nvf4", "i8": "i8", "i4": "i4"}
+                 "mxf4nvf4": "mxf4nvf4", "i8": "i8", "i4": "i8"}
 
 # register width of one A/B element: f8f6f4 kinds keep every type in an 8-bit container
 # (e2m1 in bits [5:2], e3m2/e2m3 in [5:0]); mxf4/mxf4nvf4 pack two e2m1 per byte.
@@ -206,18 +206,19 @@ class MmaSpForm:
                                      f"not {target} (PTX ISA 9.7.14.6.3 Target ISA Notes)")
 
     def check_selector(self, selector: int) -> None:
+        # FACTS §5 (measured on an H200; tests/data/hw captures m70/m75/m148/m153): m16n8k32
+        # .f32.f16.f16.f32 with selector 2 or 3 assembles and then faults with an
+        # illegal-instruction error. ptxas rejects the same selectors with .f16 accumulators.
+        if self.atype == "f16" and self.k == 32 and self.dtype == "f32" and selector in (2, 3):
+            raise IllegalInstructionError(
+                f"mma{self.variant}.m16n8k32.f32.f16.f16.f32 with sparsity selector {selector}: "
+                "ptxas accepts it but the GPU faults with an illegal-instruction error (only 0 "
+                "and 1 are meaningful for this shape, PTX ISA 9.7.14.6.1)")
         if selector not in self.selectors:
             raise PtxValidationError(
                 f"sparsity selector {selector} out of range for mma{self.variant}.{self.shape}"
                 f".{self.atype}: expected {self.selectors.start}..{self.selectors.stop - 1} "
                 "(PTX ISA 9.7.14.6.1; ptxas rejects it)")
-        # FACTS §5 (measured on an H200): m16n8k32 .f16 with selector 2 or 3 assembles and then
-        # faults with an illegal-instruction error. (.bf16 m16n8k32 is rejected by ptxas.)
-        if self.atype == "f16" and self.k == 32 and selector in (2, 3):
-            raise IllegalInstructionError(
-                f"mma{self.variant}.m16n8k32 .f16 with sparsity selector {selector}: ptxas accepts "
-                "it but the GPU faults with an illegal-instruction error (only 0 and 1 are "
-                "meaningful for this shape, PTX ISA 9.7.14.6.1)")
 
 
 # --------------------------------------------------------------------------- decompression
@@ -229,9 +230,11 @@ def _first(mask: np.ndarray):
     return w, m, u
 
 
-def dense_columns(form: MmaSpForm, idx: np.ndarray, selector: int) -> np.ndarray:
+def dense_columns(form: MmaSpForm, idx: np.ndarray, selector: int, check: bool = True) -> np.ndarray:
     """Metadata index fields (W, 16, units) -> dense column of every compressed element
-    (W, 16, K/2). Raises SparsityMetadataError for what 9.7.14.6.1 calls undefined."""
+    (W, 16, K/2). Raises SparsityMetadataError for what 9.7.14.6.1 calls undefined, unless
+    `check` is False: then 2:4 / 4:8 indices are used as they are (repeated or decreasing), as
+    the H200 does; tf32 fields other than 0b0100 / 0b1110 are always refused."""
     lanes = form.metadata.source_lanes(selector)
 
     def fail(mask, why):
@@ -241,16 +244,16 @@ def dense_columns(form: MmaSpForm, idx: np.ndarray, selector: int) -> np.ndarray
 
     if form.pattern == "1:2":
         bad = (idx != 0b0100) & (idx != 0b1110)
-        if bad.any():
+        if bad.any():            # always: the H200's result for other fields is not modelled
             w, m, u = _first(bad)
             fail(bad, f"tf32 metadata field {int(idx[w, m, u]):#06b} is not 0b0100 or 0b1110")
         pos = (idx == 0b1110).astype(np.int64)
         return 2 * np.arange(form.k // 2) + pos
     i0, i1 = idx[..., 0::2], idx[..., 1::2]
-    if (i0 == i1).any():
+    if check and (i0 == i1).any():
         fail(np.repeat(i0 == i1, 2, axis=-1), "both indices of a chunk are equal (metadata "
              "0b0000/0b0101/0b1010/0b1111 is undefined)")
-    if form.ordered and (i0 > i1).any():
+    if check and form.ordered and (i0 > i1).any():
         fail(np.repeat(i0 > i1, 2, axis=-1), "indices not increasing from the LSB, which "
              ".sp::ordered_metadata leaves undefined")
     units = np.arange(idx.shape[-1])
@@ -310,18 +313,46 @@ def _numerics_mma():
     return numerics.mma
 
 
+UNDEFINED_METADATA = ("raise", "gather")
+
+
 def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.ndarray,
-           selector: int, *, target: str = "sm_90a", scale=None, engine=None) -> np.ndarray:
+           selector: int, *, target: str = "sm_90a", scale=None, engine=None,
+           undefined_metadata: str = "raise") -> np.ndarray:
     """One mma.sp per warp. a, b, c: registers (nregs, W, 32) uint32; e: (W, 32) uint32.
     scale: (scale_a_data (W,32), scale_b_data (W,32), byte_a, thread_a, byte_b, thread_b) for the
-    block-scaled kinds. Returns D registers (nregs_d, W, 32) uint32."""
+    block-scaled kinds. Returns D registers (nregs_d, W, 32) uint32.
+
+    The arithmetic (measured on an H200, tests/isa/test_mma_sp_hw.py): each output is ONE fused
+    dot product over the K/2 stored elements of its row of A times the rows of B the metadata
+    selects, D[m,n] = fdpa_k(A_c[m,k] * B[col(m,k), n]) + C[m,n], with the engine's block of L
+    terms counted in stored (compressed) elements. Pruned positions are never multiplied (a NaN or
+    Inf in a B row the metadata skips does not reach D), so this is not the dense MMA of the
+    decompressed A whenever K/2 > L or B holds Inf/NaN.
+
+    undefined_metadata: "raise" (default) raises SparsityMetadataError where 9.7.14.6.1 says
+    undefined; "gather" uses the indices as given, which is what the H200 did for the integer
+    forms (docs/mma-sp.md).
+    """
+    if undefined_metadata not in UNDEFINED_METADATA:
+        raise OperandError(f"undefined_metadata must be one of {UNDEFINED_METADATA}, got "
+                           f"{undefined_metadata!r}")
     form.check_target(target)
     form.check_selector(selector)
     cc, _ = parse_target(target)
     idx = form.metadata.unpack(e, selector)
-    a_dense = element_bits(form, form.atype, decompress(form, form.a.unpack(a), idx, selector))
-    b_full = element_bits(form, form.btype, form.b.unpack(b))
-    c_full = form.c.unpack(c)
+    cols = dense_columns(form, idx, selector, check=undefined_metadata == "raise")   # (W,16,K/2)
+    a_c = element_bits(form, form.atype, form.a.unpack(a))                          # (W,16,K/2)
+    b_full = element_bits(form, form.btype, form.b.unpack(b))                       # (W,K,8)
+    c_full = form.c.unpack(c)                                                       # (W,16,8)
+    warps, half = a_c.shape[0], a_c.shape[2]
+    # B rows chosen for each (row m, stored element k): (W, K/2, 16*8), column m*8 + n. One
+    # engine call per warp then computes every row m against every row's B selection; the
+    # diagonal blocks m == m' are the products we want (each output an independent fused dot
+    # product, so the extra columns change nothing but the cost).
+    b_sel = np.take_along_axis(b_full[:, None, :, :], cols[..., None], axis=2)       # (W,16,K/2,8)
+    b_sel = b_sel.transpose(0, 2, 1, 3).reshape(warps, half, frag.M * frag.N)
+    c_wide = np.broadcast_to(c_full.reshape(warps, 1, frag.M * frag.N), (warps, frag.M, frag.M * frag.N))
     kw = dict(arch=arch_profile(cc), kind=NUMERICS_KIND[form.family], atype=form.atype,
               btype=form.btype, ctype=form.ctype, dtype=form.dtype)
     if form.satfinite:
@@ -330,14 +361,17 @@ def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.n
     if form.kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
         if scale is None:
             raise OperandError(f"mma.sp .kind::{form.kind} needs scale-a-data / scale-b-data")
-        scales = scale_matrices(form, *scale)
-        kw.update(scale_type=form.stype, block=form.k // form.scale_count)
+        sa, sb = scale_matrices(form, *scale)                        # (W,16,n), (W,n,8)
+        scales = sa, np.tile(sb, (1, 1, frag.M))                     # columns m*8+n
+        # 9.7.14.3: scale j covers dense chunk j of K/n elements = stored elements j*K/2n...
+        kw.update(scale_type=form.stype, block=half // form.scale_count)
     engine = engine or _numerics_mma()
-    warps = a_dense.shape[0]
+    diag = np.arange(frag.M)[:, None] * frag.N + np.arange(frag.N)[None, :]         # (16, 8)
     d = np.empty((warps, frag.M, frag.N), dtype=np.uint32)
     for w in range(warps):          # the engine is vectorised over M x N x K inside
         extra = dict(scale_a=scales[0][w], scale_b=scales[1][w]) if scales else {}
-        d[w] = np.asarray(engine(a_dense[w], b_full[w], c_full[w], **kw, **extra), dtype=np.uint32)
+        wide = np.asarray(engine(a_c[w], b_sel[w], c_wide[w], **kw, **extra))
+        d[w] = np.take_along_axis(wide, diag, axis=1)
     return form.d.pack(d)
 
 
