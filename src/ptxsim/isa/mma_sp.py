@@ -222,9 +222,6 @@ class MmaSpForm:
 
 
 # --------------------------------------------------------------------------- decompression
-TF32_FIELD = {0b0100: 0, 0b1110: 1}     # 9.7.14.6.1: the only meaningful tf32 index values
-
-
 def _first(mask: np.ndarray):
     w, m, u = (int(x[0]) for x in np.nonzero(mask))
     return w, m, u
@@ -239,15 +236,16 @@ def dense_columns(form: MmaSpForm, idx: np.ndarray, selector: int, check: bool =
 
     def fail(mask, why):
         w, m, u = _first(mask)
+        chunk = u if form.pattern == "1:2" else u // 2
         raise SparsityMetadataError(f"mma{form.variant}.{form.shape}: {why}", warp=w,
-                                    lane=int(lanes[m, u]), row=m, chunk=u // (1 if form.pattern == "1:2" else 2))
+                                    lane=int(lanes[m, u]), row=m, chunk=chunk)
 
     if form.pattern == "1:2":
         bad = (idx != 0b0100) & (idx != 0b1110)
         if bad.any():            # always: the H200's result for other fields is not modelled
             w, m, u = _first(bad)
             fail(bad, f"tf32 metadata field {int(idx[w, m, u]):#06b} is not 0b0100 or 0b1110")
-        pos = (idx == 0b1110).astype(np.int64)
+        pos = (idx == 0b1110).astype(np.int64)  # 9.7.14.6.1: 0b0100 -> element 0, 0b1110 -> 1
         return 2 * np.arange(form.k // 2) + pos
     i0, i1 = idx[..., 0::2], idx[..., 1::2]
     if check and (i0 == i1).any():
