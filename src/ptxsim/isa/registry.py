@@ -4,12 +4,14 @@ A handler is `handler(instruction, regs, target) -> {register name: uint32 array
 `instruction` is a parsed `ptxsim.ptx.Instruction` and `regs` a `RegisterFile` (read-only view of
 the caller's registers; `regs.read(name)` raises OperandError naming a missing register).
 
-Instruction families register themselves with `@register("opcode")` in their own module and add
-that module to `PROVIDERS`, which is imported on the first lookup.
+Instruction families register themselves with `@register("opcode")` in their own module. On the
+first lookup every module of the `ptxsim.isa` package is imported (so a family under isa/ needs
+nothing else); modules elsewhere that register handlers are listed in `PROVIDERS`.
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import Callable
 
 from ptxsim.errors import ExecutionError
@@ -17,10 +19,8 @@ from ptxsim.errors import ExecutionError
 Handler = Callable[..., dict]
 HANDLERS: dict[str, Handler] = {}
 
-# modules whose import registers handlers (lazily imported on the first lookup)
-PROVIDERS: tuple[str, ...] = (
-    "ptxsim.isa.mma_sp",
-)
+# modules outside ptxsim.isa whose import registers handlers (imported on the first lookup)
+PROVIDERS: tuple[str, ...] = ()
 _loaded = False
 
 
@@ -39,7 +39,9 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for name in PROVIDERS:
+    import ptxsim.isa as isa
+    names = [f"{isa.__name__}.{m.name}" for m in pkgutil.iter_modules(isa.__path__)]
+    for name in names + list(PROVIDERS):
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:      # a family not merged yet
