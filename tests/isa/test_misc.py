@@ -11,6 +11,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ptxsim.errors import (BreakpointTrap, DeadlockError, OperandError, PtxValidationError,
                            SetmaxnregIgnored, TrapError, TrapExecuted, UndefinedBehavior)
@@ -628,3 +630,36 @@ def test_describe_threads_is_compact():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         repr(misc.nanosleep(MiscState(1), 5))
+
+
+# ------------------------------------------------------------- property: register accounting
+_COUNTS = st.sampled_from(range(24, 257, 8))
+
+
+@given(maxnreg=_COUNTS, pool=st.sampled_from([0, 1024, 8192, 65536]),
+       ops=st.lists(st.tuples(st.integers(0, 1), st.sampled_from([".inc", ".dec"]), _COUNTS),
+                    max_size=12))
+def test_setmaxnreg_moves_registers_between_warps_and_pool(maxnreg, pool, ops):
+    # Oracle written from the spec's rules (9.7.19.5) and the measured whole-warpgroup grant:
+    # .dec needs held >= n and frees (held-n)*128; .inc needs held <= n and (n-held)*128 in the
+    # pool, else it blocks for ever. Registers only move, so warps + pool is constant.
+    s = MiscState(8, maxnreg=maxnreg, pool=pool)
+    held, free = [maxnreg, maxnreg], pool
+    total = 8 * 32 * maxnreg + pool
+    for wg, action, n in ops:
+        if action == ".dec":
+            expect = UndefinedBehavior if held[wg] < n else None
+        else:
+            expect = (UndefinedBehavior if held[wg] > n else
+                      DeadlockError if (n - held[wg]) * 128 > free else None)
+        if expect is None:
+            misc.setmaxnreg(s, action, n, WG[wg])
+            free += (held[wg] - n) * 128
+            held[wg] = n
+        else:
+            with pytest.raises(expect):
+                misc.setmaxnreg(s, action, n, WG[wg])
+        s.warpgroup_sync()
+        assert s.nreg.tolist() == [held[0]] * 4 + [held[1]] * 4
+        assert s.pool == free
+        assert int(s.nreg.sum()) * 32 + s.pool == total
