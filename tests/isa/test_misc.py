@@ -454,6 +454,30 @@ def test_h200_chained_sequences_complete():
     assert s.pool == 1024
 
 
+def test_h200_entry_count_is_held_in_steps_of_eight():
+    # H200, .maxnreg 100 (ptxas: 'Used 100 registers'):
+    #   128 threads, inc 104 -> completes (nothing taken from the empty pool): 100 is held as 104;
+    #   128 threads, inc 112 -> hangs (needs (112-104)*128 = 1024 from an empty pool);
+    #   256 threads, wg1 dec 24, wg0 inc 184 -> completes: frees (104-24)*128 = 10240, takes
+    #   (184-104)*128 = 10240 (with 100 held it would need 10752 > 9728 and hang);
+    #   256 threads, wg1 dec 24, wg0 inc 192 -> hangs (needs 11264 > 10240).
+    assert [misc.entry_budget(n) for n in (100, 128, 20, 255, None)] == [104, 128, 24, 256, 0]
+    s = MiscState(4, maxnreg=100)
+    _inc(s, 104)
+    assert s.pool == 0 and s.nreg.tolist() == [104] * 4
+    with pytest.raises(DeadlockError):
+        _inc(MiscState(4, maxnreg=100), 112)
+    s = MiscState(8, maxnreg=100)
+    _dec(s, 24, WG[1])
+    assert s.pool == 10240
+    _inc(s, 184, WG[0])
+    assert s.pool == 0
+    s = MiscState(8, maxnreg=100)
+    _dec(s, 24, WG[1])
+    with pytest.raises(DeadlockError, match="needs 11264 more registers"):
+        _inc(s, 192, WG[0])
+
+
 def test_inc_below_current_count_is_undefined():
     # 9.7.19.5 ".inc ... should be less than or equal to imm-reg-count. Otherwise undefined";
     # H200 mode 4 (inc 64 from 128): 'an illegal instruction was encountered'.
@@ -562,7 +586,7 @@ def test_setmaxnreg_legality_errors():
 
 
 @pytest.mark.parametrize("kw", [dict(warps=0), dict(warps=2, maxnreg=0),
-                                dict(warps=2, maxnreg=300), dict(warps=2, pool=-1),
+                                dict(warps=2, maxnreg=256), dict(warps=2, pool=-1),
                                 dict(warps=2, breakpoints="stop")])
 def test_state_arguments_are_checked(kw):
     with pytest.raises(OperandError):
@@ -636,7 +660,7 @@ def test_describe_threads_is_compact():
 _COUNTS = st.sampled_from(range(24, 257, 8))
 
 
-@given(maxnreg=_COUNTS, pool=st.sampled_from([0, 1024, 8192, 65536]),
+@given(maxnreg=st.integers(1, 255), pool=st.sampled_from([0, 1024, 8192, 65536]),
        ops=st.lists(st.tuples(st.integers(0, 1), st.sampled_from([".inc", ".dec"]), _COUNTS),
                     max_size=12))
 def test_setmaxnreg_moves_registers_between_warps_and_pool(maxnreg, pool, ops):
@@ -644,8 +668,9 @@ def test_setmaxnreg_moves_registers_between_warps_and_pool(maxnreg, pool, ops):
     # .dec needs held >= n and frees (held-n)*128; .inc needs held <= n and (n-held)*128 in the
     # pool, else it blocks for ever. Registers only move, so warps + pool is constant.
     s = MiscState(8, maxnreg=maxnreg, pool=pool)
-    held, free = [maxnreg, maxnreg], pool
-    total = 8 * 32 * maxnreg + pool
+    entry = max(24, (maxnreg + 7) // 8 * 8)      # held in steps of 8, at least 24 (measured)
+    held, free = [entry, entry], pool
+    total = 8 * 32 * entry + pool
     for wg, action, n in ops:
         if action == ".dec":
             expect = UndefinedBehavior if held[wg] < n else None

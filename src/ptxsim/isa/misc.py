@@ -284,13 +284,28 @@ class RegisterChange(Event):
 
 
 # --------------------------------------------------------------------------------- state
+MAXNREG_LIMIT = 255          # ptxas 13.0: '.maxnreg 256' -> "Too many maxnreg ..., will be ignored"
+REGISTER_GRANULE = 8         # per-thread registers are held in steps of 8 (measured, below)
+
+
+def entry_budget(maxnreg: int | None) -> int:
+    """Per-thread registers a warp holds at entry for a kernel of register count `maxnreg`:
+    at least 24 (ptxas: "adjusting per thread register count of 20 to lower bound of 24"),
+    rounded up to a multiple of 8 (H200, .maxnreg 100: setmaxnreg.inc 104 needs no register from
+    the pool and .dec 24 releases (104 - 24) * 128). 0 when unknown."""
+    if maxnreg is None:
+        return 0
+    return -(-max(int(maxnreg), SETMAXNREG_RANGE[0]) // REGISTER_GRANULE) * REGISTER_GRANULE
+
+
 @dataclass(eq=False)
 class MiscState:
     """Per-CTA state of the miscellaneous instructions.
 
     warps: warps in the CTA. maxnreg: per-thread register count at kernel entry (the `.maxnreg`
     directive, ptxas --maxrregcount, or the count ptxas derives from .maxntid/.minnctapersm);
-    None when unknown, and then setmaxnreg has no effect (9.7.19.5; ptxas info C7508).
+    None when unknown, and then setmaxnreg has no effect (9.7.19.5; ptxas info C7508). Each
+    warp starts holding `entry_budget(maxnreg)` registers per thread (`nreg`).
     pool: registers (32-bit, whole warp) free in the CTA pool; the hardware starts it empty.
     breakpoints: "trap" (no debugger: brkpt aborts like trap, as measured) or "resume" (a
     debugger that logs the breakpoint and resumes).
@@ -305,9 +320,10 @@ class MiscState:
         if not isinstance(self.warps, (int, np.integer)) or self.warps < 1:
             raise OperandError(f"MiscState: warps must be a positive integer, got {self.warps!r}")
         if self.maxnreg is not None and not (isinstance(self.maxnreg, (int, np.integer))
-                                             and 1 <= self.maxnreg <= SETMAXNREG_RANGE[1]):
+                                             and 1 <= self.maxnreg <= MAXNREG_LIMIT):
             raise OperandError(f"MiscState: maxnreg = {self.maxnreg!r} is not a per-thread "
-                               f"register count in 1..{SETMAXNREG_RANGE[1]}")
+                               f"register count in 1..{MAXNREG_LIMIT} (ptxas ignores a larger "
+                               ".maxnreg)")
         if not isinstance(self.pool, (int, np.integer)) or self.pool < 0:
             raise OperandError(f"MiscState: pool = {self.pool!r} must be a non-negative number "
                                "of registers")
@@ -316,7 +332,7 @@ class MiscState:
                                "or 'resume'")
         self.pm_counters = np.zeros(PM_EVENTS, np.int64)     # per event index, +1 per warp
         self.slept_ns = np.zeros(self.threads, np.int64)      # modelled sleep per thread
-        self.nreg = np.full(self.warps, self.maxnreg or 0, np.int64)   # per-thread budget
+        self.nreg = np.full(self.warps, entry_budget(self.maxnreg), np.int64)  # per thread
         self._since_sync = np.zeros(self.warps, bool)  # executed setmaxnreg since last wg sync
         self._pending: dict[int, tuple[str, int]] = {}  # warpgroup -> (action, count)
 
