@@ -234,6 +234,7 @@ def test_trap_aborts_naming_threads():
 def test_trap_with_no_active_thread_does_nothing():
     s = MiscState(2)
     assert misc.trap(s, np.zeros(64, bool)) is None
+    assert misc.trap(s, []) is None
     assert s.events == []
 
 

@@ -408,6 +408,8 @@ def active_mask(state: MiscState, active=None) -> np.ndarray:
     if active is None:
         return np.ones(n, bool)
     a = np.asarray(active)
+    if a.size == 0 and a.ndim == 1:
+        return np.zeros(n, bool)
     if a.dtype == bool:
         if a.shape != (n,):
             raise OperandError(f"active mask has shape {a.shape}; expected ({n},) = 32 threads x "
