@@ -59,3 +59,43 @@ def test_parsed_sparse_and_errors():
     with pytest.raises(OperandError, match="too many|at least"):
         execute_parsed(cta, parser.parse_instruction(
             "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r4;"), regs.__getitem__)
+
+
+class _Regs:
+    """A register file with 64-bit registers (ptxsim.execute's RegisterFile holds 32-bit only)."""
+
+    def __init__(self, regs, warps=1):
+        self.warps = warps
+        self._r = {k: np.full(32 * warps, v, np.uint64) for k, v in regs.items()}
+
+    def read(self, name):
+        return self._r[name]
+
+
+def test_registry_handler_one_mma_per_issuing_thread():
+    from ptxsim.isa import registry
+    from ptxsim.isa.tcgen05_mma import handle_instruction
+    registry._load()
+    assert registry.handler_for("tcgen05.mma") is handle_instruction
+    assert registry.mode_of("tcgen05.mma") == ("handler", True)
+    cta, base, regs = _setup()
+    cta.tmem.cells[:128, base:base + 64] = 0x3F800000              # D = 1.0
+    r = _Regs(regs)
+    r._r["%p2"] = (np.arange(32) == 5).astype(np.uint64)            # only thread 5 issues
+    inst = parser.parse_instruction("@%p2 tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, "
+                                    "%r4, %p1;")
+    assert handle_instruction(inst, r, "sm_100a", state=cta) == {}
+    once = read_d(cta, base, 128, 64)
+    cta2, base2, _ = _setup()
+    cta2.tmem.cells[:128, base2:base2 + 64] = 0x3F800000
+    for _ in range(2):                                               # two issuing threads
+        tcgen05_mma(cta2, kind="f16", d_tmem=base2, a_desc=regs["%rd1"], b_desc=regs["%rd2"],
+                    idesc=regs["%r4"])
+    r._r["%p2"] = (np.arange(32) < 2).astype(np.uint64)
+    cta3, base3, _ = _setup()
+    cta3.tmem.cells[:128, base3:base3 + 64] = 0x3F800000
+    handle_instruction(inst, r, "sm_100a", state=cta3)
+    np.testing.assert_array_equal(read_d(cta3, base3, 128, 64), read_d(cta2, base2, 128, 64))
+    assert (once != read_d(cta3, base3, 128, 64)).any()
+    with pytest.raises(OperandError, match="CTA state"):
+        handle_instruction(inst, r, "sm_100a", state=None)

@@ -763,6 +763,36 @@ def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
     return tcgen05_mma(state, Tcgen05Mma.from_opcode(mnemonic, **flags), target=target, **kw)
 
 
-__all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "execute_parsed", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
+def handle_instruction(inst, regs, target, state=None) -> dict:
+    """`ptxsim.execute` / executor handler (registry, guard="handler", state=True): every thread
+    whose guard is true issues one MMA (single-thread semantics, 9.7.16.5 Table 46), in thread
+    order, reading its own registers. `state` is the CtaState (or CtaPairState for
+    .cta_group::2). tcgen05.mma writes no registers."""
+    if not isinstance(state, (CtaState, CtaPairState)):
+        raise OperandError(f"'{getattr(inst, 'text', '') or inst}': tcgen05.mma needs the CTA "
+                           "state (state=ptxsim.isa.cta.CtaState, or CtaPairState for "
+                           ".cta_group::2): it reads shared memory and Tensor Memory")
+    threads = None
+    pred = getattr(inst, "predicate", None)
+    if pred is not None:
+        p = (np.asarray(regs.read(pred.name)) != 0) ^ bool(pred.negated)
+        threads = np.flatnonzero(p)
+    else:
+        threads = np.arange(32 * int(regs.warps))
+    for t in threads:          # one whole MMA per issuing thread (usually exactly one)
+        execute_parsed(state, inst, lambda name, t=t: int(np.asarray(regs.read(name))[t]), target)
+    return {}
+
+
+def _register() -> None:
+    from ptxsim.isa import registry
+    if "tcgen05.mma" not in registry.HANDLERS:
+        registry.register("tcgen05.mma", handle_instruction, guard="handler", state=True)
+
+
+_register()
+
+__all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "execute_parsed",
+           "handle_instruction", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
            "a_from_tmem_words", "container_bits", "negate_bits", "scale_factor_cells",
            "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES"]
