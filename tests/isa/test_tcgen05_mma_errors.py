@@ -277,3 +277,14 @@ def test_half_data_path_layouts_need_one_lane_alignment():
     with pytest.raises(TmemAccessError, match="same lane alignment"):
         tcgen05_mma(cta, kind="f16", d_tmem=tmem_address(16, 0), a_tmem=tmem_address(0, 300),
                     b_desc=db, idesc=idesc)
+
+
+def test_eight_bit_transpose_b_n_limits():
+    """Table 50: 8-bit transpose B needs N in 16..256 step 16 (cta_group::1)."""
+    ok = InstrDescriptor.make("i8", m=128, n=32, atype="s8", btype="s8", dtype="s32",
+                              transpose_b=True).encode()
+    check_instruction(Tcgen05Mma("i8"), ok)
+    bad = InstrDescriptor.make("i8", m=128, n=24, atype="s8", btype="s8", dtype="s32",
+                               transpose_b=True).encode()
+    with pytest.raises(DescriptorError, match="Table 50"):
+        check_instruction(Tcgen05Mma("i8"), bad)

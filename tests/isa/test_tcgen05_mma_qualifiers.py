@@ -484,3 +484,20 @@ def test_ws_sparse_m64_m32(m, kind, fmt, K_):
     g = 128 // m                                              # column groups: 2 (E), 4 (G)
     lane, col = mm + m * (nn // (64 // g)), nn % (64 // g)
     np.testing.assert_array_equal(cta.tmem.cells[lane, base + col], expect)
+
+
+def test_tf32_transpose_needs_128b_32b_atom_swizzle():
+    """9.7.16.10.1: tf32 transpose only with 128B swizzling with 32B atomicity (Table 52)."""
+    from ptxsim.errors import LayoutError
+    kw = dict(kind="tf32", atype="tf32", btype="tf32", k=8, seed=14)
+    cta, base, A, B, da, db, rng = setup(a_major="MN", b_major="MN", swizzle="128B_base32B", **kw)
+    idesc_t = idesc(kind="tf32", atype="tf32", btype="tf32", transpose_a=True, transpose_b=True)
+    tcgen05_mma(cta, kind="tf32", d_tmem=base, a_desc=da, b_desc=db, idesc=idesc_t,
+                enable_input_d=False)
+    expect = numerics.mma(A, B.T, np.zeros((M, N), np.uint32), arch="sm_100", kind="tf32",
+                          atype="tf32", btype="tf32", ctype="f32", dtype="f32")
+    np.testing.assert_array_equal(read_d(cta, base, M, N), expect)
+    cta, base, A, B, da, db, rng = setup(swizzle="128B", **kw)      # a 128B descriptor
+    with pytest.raises(LayoutError, match="32B atomicity"):
+        tcgen05_mma(cta, kind="tf32", d_tmem=base, a_desc=da, b_desc=db,
+                    idesc=idesc(kind="tf32", atype="tf32", btype="tf32", transpose_a=True))
