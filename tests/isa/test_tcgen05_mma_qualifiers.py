@@ -501,3 +501,16 @@ def test_tf32_transpose_needs_128b_32b_atom_swizzle():
     with pytest.raises(LayoutError, match="32B atomicity"):
         tcgen05_mma(cta, kind="tf32", d_tmem=base, a_desc=da, b_desc=db,
                     idesc=idesc(kind="tf32", atype="tf32", btype="tf32", transpose_a=True))
+
+
+def test_failed_mma_changes_nothing():
+    """An MMA that raises leaves D and the collector buffers as they were."""
+    cta, base, A, B, da, db, rng = setup()
+    _mma(cta, base, da, db, "a::fill")
+    before = cta.tmem.cells.copy()
+    from ptxsim.errors import TmemAccessError
+    with pytest.raises(TmemAccessError):               # D columns 500..531: past column 511,
+        tcgen05_mma(cta, kind="f16", collector="a::discard", d_tmem=tmem_address(0, 500),
+                    a_desc=da, b_desc=db, idesc=idesc())   # found after A was read
+    np.testing.assert_array_equal(cta.tmem.cells, before)
+    _mma(cta, base, da, db, "a::use")                 # the fill is still live

@@ -465,8 +465,9 @@ def _mma_scaled_c(a, b, c, s: int, *, kind, atype, btype, dtype):
 
 
 def _collector_step(cta: CtaState, mma: Tcgen05Mma, key: tuple, bits: np.ndarray,
-                    what: str) -> None:
-    """The collector-buffer rules of 9.7.16.10.9.1 / .3 for the operand the buffer caches."""
+                    what: str):
+    """Check the collector-buffer rules of 9.7.16.10.9.1 / .3 for the operand the buffer caches;
+    return the update (fill / discard / nothing) to apply once the whole MMA has succeeded."""
     name, op = mma.collector_buffer, mma.collector_op
     buf = cta.collector(name)
     if op in ("use", "lastuse"):
@@ -483,9 +484,10 @@ def _collector_step(cta: CtaState, mma: Tcgen05Mma, key: tuple, bits: np.ndarray
                 + "; the tensor core may reuse the buffer or reload, so the result would be "
                 "undefined (9.7.16.10: the source must not be modified, reuse is opportunistic)")
     if op == "fill":
-        buf.fill(key, bits)
-    elif op in ("lastuse", "discard"):
-        buf.discard()
+        return lambda: buf.fill(key, bits)
+    if op in ("lastuse", "discard"):
+        return buf.discard
+    return lambda: None
 
 
 # --------------------------------------------------------------------------------------------
@@ -590,12 +592,13 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     if zero_column_mask is not None:
         zc = ZeroColumnMaskDescriptor.decode(int(zero_column_mask))
         zmask = zc.mask(M, N)                       # validates (Table 45)
-        shift = zc.column_shift if zc.non_zero_mask or zc.column_shift else 0
+        shift = zc.column_shift                     # B columns shift .. shift+N-1 are used
     b_parts = [read_operand(c.smem, SmemDescriptor.decode(int(b_desc)), desc, "B",
                             rows=Nc + shift) for c in ctas]
     b = np.concatenate(b_parts, axis=0)[shift:shift + N] if shift else np.concatenate(b_parts)
+    updates = []                                 # collector updates, applied after success
     if mma.ws:
-        _collector_step(ctas[0], mma, ("smem", int(b_desc), shift), b, what)
+        updates.append(_collector_step(ctas[0], mma, ("smem", int(b_desc), shift), b, what))
     if zmask is not None:
         b = np.where(zmask[:, None], np.zeros((), b.dtype), b)
     if desc.negate_b:
@@ -642,7 +645,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             a = a_from_tmem_words(words[..., 0], atype, mma.kind)[:, :k_stored]
             key = ("tmem", int(a_tmem))
         if not mma.ws:
-            _collector_step(cta, mma, key, a, what)
+            updates.append(_collector_step(cta, mma, key, a, what))
         if desc.negate_a:       # the stored elements; a sparse A's pruned zeros stay +0
             a = negate_bits(a, atype)
         if mma.sparse:
@@ -692,6 +695,8 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
 
     for cta, lanes, cols, vals in writes:        # all reads happen before any write
         cta.tmem.cells[lanes, cols] = vals
+    for update in updates:
+        update()
     return res
 
 
