@@ -22,16 +22,16 @@ pytestmark = pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
 KINDS = ["f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4"]
 
 
-def _wrap(text: str, target: str) -> str:
-    return (f".version 9.0\n.target {target}\n.address_size 64\n.visible .entry k(){{\n"
+def _wrap(text: str, target: str, version: str = "9.0") -> str:
+    return (f".version {version}\n.target {target}\n.address_size 64\n.visible .entry k(){{\n"
             " .reg .b32 r<16>; .reg .b64 rd<4>; .reg .pred p<2>;\n"
             " mov.b32 r1, 0; mov.b64 rd1, 0; mov.b64 rd2, 0; mov.b64 rd3, 0;\n"
             f" setp.ne.b32 p0, r1, 0;\n {text}\n ret;\n}}\n")
 
 
-def ptxas_accepts(text: str, target: str = "sm_100a") -> bool:
+def ptxas_accepts(text: str, target: str = "sm_100a", version: str = "9.0") -> bool:
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(_wrap(text, target))
+        f.write(_wrap(text, target, version))
     try:
         return subprocess.run([PTXAS, f"-arch={target}", f.name, "-o", os.devnull],
                               capture_output=True).returncode == 0
@@ -113,3 +113,16 @@ def test_from_opcode_refuses_unknown_qualifiers():
         Tcgen05Mma.from_opcode("tcgen05.mma.cta_group::1.kind::f16.sync")
     with pytest.raises(OperandError, match="kind"):
         Tcgen05Mma.from_opcode("tcgen05.mma.cta_group::1")
+
+
+@pytest.mark.parametrize("version", ["8.5", "8.6", "8.7", "8.8"])
+def test_ptx_version_notes_vs_ptxas(version):
+    forms = [Tcgen05Mma("f16"), Tcgen05Mma("i8", sparse=True, ws=True, collector="b1::fill"),
+             Tcgen05Mma("mxf4nvf4", block_scale=True, scale_vec="4X"),
+             Tcgen05Mma("mxf4nvf4", block_scale=True, scale_vec="block16"),
+             Tcgen05Mma("mxf4", block_scale=True), Tcgen05Mma("mxf8f6f4", block_scale=True),
+             Tcgen05Mma("mxf8f6f4", block_scale=True, scale_vec="1X"),
+             Tcgen05Mma("f16", scale_input_d=3)]
+    for m in forms:
+        assert ptxas_accepts(m.ptx(), version=version) == (not m.issues(ptx_version=version)), \
+            (version, m.ptx(), [str(e) for e in m.issues(ptx_version=version)])

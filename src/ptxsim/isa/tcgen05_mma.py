@@ -48,8 +48,8 @@ SCALE_VECS = ("1X", "2X", "4X", "block16", "block32")
 SCALE_VEC_KINDS = {"mxf8f6f4": ("1X", "block32"), "mxf4": ("2X", "block32"),
                    "mxf4nvf4": ("2X", "4X", "block16", "block32")}
 # 9.7.16.10.9.1: default .scale_vectorsize ("mxf4: defaults to .block32"; mxf4nvf4: none, must be
-# given; mxf8f6f4 has only one size)
-SCALE_VEC_DEFAULT = {"mxf8f6f4": "1X", "mxf4": "block32", "mxf4nvf4": None}
+# given; mxf8f6f4: ptxas 13.0 treats the omitted size as .block32 too, = .scale_vec::1X)
+SCALE_VEC_DEFAULT = {"mxf8f6f4": "block32", "mxf4": "block32", "mxf4nvf4": None}
 # Number of scale factors per row of A per MMA (N of .scale_vec::NX; aliases of 9.7.16.10.9.1)
 SCALE_VEC_COUNT = {("mxf8f6f4", "1X"): 1, ("mxf8f6f4", "block32"): 1,
                    ("mxf4", "2X"): 2, ("mxf4", "block32"): 2,
@@ -69,6 +69,23 @@ TARGET_FEATURES = {
     # ptxas 13.0 rejects them on every 'f' target)
     "scale_vec::NX": frozenset({"sm_100a", "sm_101a", "sm_103a", "sm_110a"}),
 }
+
+
+# PTX ISA notes of 9.7.16.10.9.1-4: (applies(instruction), minimum .version, feature). ptxas
+# 13.0 agrees, including that an omitted .scale_vectorsize is .block32 (PTX ISA 8.8).
+PTX_VERSION_NOTES = (
+    (lambda i: True, (8, 6), "tcgen05.mma"),
+    (lambda i: i.kind == "mxf4nvf4", (8, 7), ".kind::mxf4nvf4"),
+    (lambda i: i.block_scale and (i.scale_vec in ("block16", "block32") or i.scale_vec is None),
+     (8, 8), ".block16 / .block32 (also the default .scale_vectorsize)"),
+)
+
+
+def _version(v) -> tuple[int, int]:
+    if isinstance(v, tuple):
+        return v
+    major, minor = str(v).split(".")
+    return int(major), int(minor)
 
 
 @dataclass(frozen=True)
@@ -176,8 +193,9 @@ class Tcgen05Mma:
         return q + " " + ", ".join(ops) + ";"
 
     # ---- legality --------------------------------------------------------------------------
-    def issues(self, target: str = "sm_100a") -> list[OperandError]:
-        """Every reason the qualifier / operand combination is illegal (QUALIFIER_RULES)."""
+    def issues(self, target: str = "sm_100a", ptx_version=None) -> list[OperandError]:
+        """Every reason the qualifier / operand combination is illegal (QUALIFIER_RULES; with
+        `ptx_version` ("8.7" or (8, 7)) also the PTX ISA notes, PTX_VERSION_NOTES)."""
         if self.kind not in KINDS:
             return [OperandError(f"tcgen05.mma: .kind::{self.kind} is not one of "
                                  f"{', '.join(KINDS)} (9.7.16.10.9.1)")]
@@ -187,10 +205,17 @@ class Tcgen05Mma:
         for rule, why in QUALIFIER_RULES:
             if rule(self, target):
                 out.append(OperandError(f"{self.ptx(operands=False)}: {why}"))
+        if ptx_version is not None:
+            have = _version(ptx_version)
+            for applies, need, feature in PTX_VERSION_NOTES:
+                if applies(self) and have < need:
+                    out.append(OperandError(f"{self.ptx(operands=False)}: {feature} needs PTX ISA "
+                                            f"{need[0]}.{need[1]} or later, the module is "
+                                            f"{have[0]}.{have[1]} (9.7.16.10.9.1 PTX ISA notes)"))
         return out
 
-    def validate(self, target: str = "sm_100a") -> "Tcgen05Mma":
-        found = self.issues(target)
+    def validate(self, target: str = "sm_100a", ptx_version=None) -> "Tcgen05Mma":
+        found = self.issues(target, ptx_version)
         if found:
             raise found[0]
         return self
@@ -505,12 +530,12 @@ class MmaResult:
     d: list = field(default_factory=list)        # per CTA, D bits computed (M/ctas, N)
 
 
-def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a"):
+def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a", ptx_version=None):
     """Everything that makes the instruction + instruction descriptor illegal, before any
     operand is read: the qualifier rules, Tables 39, 42-44, 49, 50, 54, 55 (descriptors.py),
     .ashift's M, and the data-path layout of the shape. Returns (InstrDescriptor, layout)."""
     what = mma.ptx(operands=False)
-    mma.validate(target)
+    mma.validate(target, ptx_version)
     if not 0 <= int(idesc) < 1 << 32:
         raise DescriptorError("idesc", idesc, "the instruction descriptor is a 32-bit register",
                               "instruction descriptor")
@@ -532,7 +557,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
                 sp_meta_tmem: int | None = None, scale_a_tmem: int | None = None,
                 scale_b_tmem: int | None = None, disable_output_lane=None,
                 scale_input_d: int | None = None, zero_column_mask: int | None = None,
-                target: str = "sm_100a", **qualifiers) -> MmaResult:
+                target: str = "sm_100a", ptx_version=None, **qualifiers) -> MmaResult:
     """Execute one tcgen05.mma{.ws}{.sp} on `state` (a CtaState for .cta_group::1, a
     CtaPairState for ::2) and update its Tensor Memory and collector buffers.
 
@@ -540,6 +565,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     Operands as the PTX names them: d_tmem, a_desc | a_tmem, b_desc, sp_meta_tmem, idesc,
     scale_a_tmem, scale_b_tmem, disable_output_lane (4 / 8 uint32), enable_input_d,
     scale_input_d, zero_column_mask (64-bit descriptor). Descriptors are ints (raw bits).
+    target / ptx_version: the module's .target and .version (None: no PTX ISA note check).
     Returns an MmaResult; raises a named ptxsim error for everything illegal or undefined.
     """
 
@@ -575,7 +601,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             mma.has_zero_column_mask != (zero_column_mask is not None):
         raise OperandError(f"{what}: disable-output-lane / zero-column-mask-desc operands do "
                            "not match the instruction")
-    desc, layout = check_instruction(mma, idesc, target)
+    desc, layout = check_instruction(mma, idesc, target, ptx_version)
     ctas = ctas_of(state, mma.cta_group, what)
     for c in ctas:      # one .cta_group per kernel (9.7.16.10.9.1)
         c.tmem._use_cta_group(mma.cta_group, what)
@@ -800,4 +826,4 @@ _register()
 __all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "execute_parsed",
            "handle_instruction", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
            "a_from_tmem_words", "container_bits", "negate_bits", "scale_factor_cells",
-           "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES"]
+           "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES", "PTX_VERSION_NOTES"]
