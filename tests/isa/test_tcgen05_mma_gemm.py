@@ -66,6 +66,12 @@ def cp_scales(state, col, per_cta_scales, sf_id=0):
                    cta_group=2)
 
 
+def cp_scales_n(state, col, sfb, ctas_n):
+    """SFB of up to 256 columns: one 128-index atom per 4 columns (4x1 data path)."""
+    for j in range(0, sfb.shape[0], 128):
+        cp_scales(state, col + j // 32, [sfb[j:j + 128]] * ctas_n)
+
+
 def cp_sfb_2x2(pair, col, sfb, sf_id=0):
     """SFB for the 2x2 data path (layout B, M=128 .cta_group::2), CuTe ScaleFactorDuplicated2by2:
     column n needed by the lane half 64*(n / (N/2)) that holds D column n, duplicated in its two
@@ -137,13 +143,13 @@ def run_gemm(case, *, sparse=False, a_in_tmem=False, M=128, N=64, steps=2, seed=
             sfb = gen_scales(rng, stype, (N, nsf))
             sfa_all.append(sfa)
             sfb_all.append(sfb)
-            cp_scales(state, sf_col + 8 * s, [sfa[c * Mc:(c + 1) * Mc] for c in range(ctas_n)])
+            cp_scales(state, sf_col + 16 * s, [sfa[c * Mc:(c + 1) * Mc] for c in range(ctas_n)])
             if layout.id == "B":
-                cp_sfb_2x2(state, sf_col + 8 * s + 4, sfb)
+                cp_sfb_2x2(state, sf_col + 16 * s + 4, sfb)
             else:
-                cp_scales(state, sf_col + 8 * s + 4, [sfb] * ctas_n)
-            kw = dict(scale_a_tmem=tmem_address(0, sf_col + 8 * s),
-                      scale_b_tmem=tmem_address(0, sf_col + 8 * s + 4))
+                cp_scales_n(state, sf_col + 16 * s + 4, sfb, ctas_n)
+            kw = dict(scale_a_tmem=tmem_address(0, sf_col + 16 * s),
+                      scale_b_tmem=tmem_address(0, sf_col + 16 * s + 4))
         if sparse:
             kw["sp_meta_tmem"] = tmem_address(0, meta_col + 2 * s)
         if a_in_tmem:
@@ -226,6 +232,15 @@ def test_cta_pair(case, M):
     state, base, ref, layout = run_gemm(case, M=M, pair=True, seed=7)
     assert layout.id == ("A" if M == 256 else "B")
     np.testing.assert_array_equal(read_all(state, base, M, 64, case[3], layout), ref)
+
+
+@pytest.mark.parametrize("M", [256, 128])
+def test_n256(M):
+    """N = 256: D spans 256 columns (layout A) or 2 x 128 lanes-halves (layout B); SFB spans
+    8 (4x1) or 4 (2x2) columns."""
+    case = CASES[6]
+    state, base, ref, layout = run_gemm(case, M=M, N=256, pair=True, seed=23)
+    np.testing.assert_array_equal(read_all(state, base, M, 256, case[3], layout), ref)
 
 
 def test_cta_pair_sparse_m256():
