@@ -514,3 +514,19 @@ def test_failed_mma_changes_nothing():
                     a_desc=da, b_desc=db, idesc=idesc())   # found after A was read
     np.testing.assert_array_equal(cta.tmem.cells, before)
     _mma(cta, base, da, db, "a::use")                 # the fill is still live
+
+
+def test_ws_zero_column_mask_submasks_m64():
+    """M = 64: two N/2-bit sub-masks with their own start counts / first spans (Table 45)."""
+    from ptxsim.isa.descriptors import ZeroColumnMaskDescriptor
+    cta, base, A, B, da, db, rng = setup(m=64, n=64, seed=21)
+    desc = ZeroColumnMaskDescriptor.make(start_count=(1, 0, 0, 0), first_span=(0, 1, 0, 0),
+                                         skip=2, use=3)
+    mask = desc.mask(64, 64)
+    assert mask[:32].tolist() != mask[32:].tolist()
+    tcgen05_mma(cta, kind="f16", ws=True, d_tmem=base, a_desc=da, b_desc=db,
+                idesc=idesc(m=64, n=64), enable_input_d=False, zero_column_mask=desc.encode())
+    Bz = np.where(mask[:, None], np.uint16(0), B)
+    expect = ref(A, Bz, np.zeros((64, 64), np.uint32))
+    mm, nn = np.meshgrid(np.arange(64), np.arange(64), indexing="ij")
+    np.testing.assert_array_equal(cta.tmem.cells[mm + 64 * (nn // 32), base + nn % 32], expect)
