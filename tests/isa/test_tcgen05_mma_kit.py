@@ -61,11 +61,12 @@ def k_step_bytes(fmt: str, kind: str, k: int) -> int:
 def read_d(cta: CtaState, d_tmem: int, M: int, N: int, f16: bool = False) -> np.ndarray:
     """tcgen05.ld .32x32b.x{N} by the four warps of a warpgroup (layout D: lane m, column n)."""
     lane0, col0 = d_tmem >> 16, d_tmem & 0xFFFF
-    parts = []
-    for c in range(0, N, 128):          # .x128 is the widest .32x32b load (Table 47)
+    parts, c = [], 0
+    while c < N:                        # .x1 ... .x128, powers of two (Table 47)
+        num = 1 << min(7, (N - c).bit_length() - 1)
         taddr = np.array([tmem_address(lane0 + 32 * w, col0 + c) for w in range(4)])
-        parts.append(tcgen05_ld(cta.tmem, "32x32b", min(128, N - c), taddr,
-                                warp_ids=np.arange(4)))
+        parts.append(tcgen05_ld(cta.tmem, "32x32b", num, taddr, warp_ids=np.arange(4)))
+        c += num
     d = np.concatenate(parts, axis=1)[:M]
     return (d & 0xFFFF).astype(np.uint16) if f16 else d
 
