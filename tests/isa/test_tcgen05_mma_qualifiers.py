@@ -198,7 +198,7 @@ def _mx_setup(kind="mxf4nvf4", stype="ue8m0", seed=6):
 
 
 @pytest.mark.parametrize("kind,vec,nsf,ids", [
-    ("mxf4nvf4", "2X", 2, (0, 2)), ("mxf4nvf4", "2X", 2, (2, 0)),   # half-word offset, 9.7.16.10.7.2.2
+    ("mxf4nvf4", "2X", 2, (0, 2)), ("mxf4nvf4", "2X", 2, (2, 0)),   # half-word, 9.7.16.10.7.2.2
     ("mxf8f6f4", "1X", 1, (3, 1)), ("mxf8f6f4", "1X", 1, (1, 2)),   # byte offset, 9.7.16.10.7.2.1
 ])
 def test_scale_factor_ids_select_sub_columns(kind, vec, nsf, ids):

@@ -1,12 +1,12 @@
-"""Structured sparsity of tcgen05.mma.sp: granularity, metadata, decompression (PTX ISA 9.7.16.10.8).
+"""Structured sparsity of tcgen05.mma.sp: granularity, metadata, decompression (9.7.16.10.8).
 
 A sparse MMA of shape M x N x K stores A compressed, M x K/2; the metadata says where the stored
 elements sit in each chunk of a row (9.7.16.10.8 table):
 
-  kind                                   granularity   chunk  stored  metadata per chunk
-  tf32                                   1:2            2      1       4-bit index, 0b0100 / 0b1110
-  f16, f8f6f4, mxf8f6f4, i8              2:4            4      2       two 2-bit indices idx0|idx1<<2
-  mxf4, mxf4nvf4                         4:8 in pairs   8      4       two 2-bit pair indices
+  kind                        granularity   chunk  stored  metadata per chunk
+  tf32                        1:2            2      1       4-bit index, 0b0100 / 0b1110
+  f16, f8f6f4, mxf8f6f4, i8   2:4            4      2       two 2-bit indices idx0 | idx1 << 2
+  mxf4, mxf4nvf4              4:8 in pairs   8      4       two 2-bit pair indices
 
 Only the index values the spec lists are "meaningful" (9.7.16.10.8.1-3); any other value is
 undefined behaviour -> SparsityMetadataError. For 2:4 the list is 0b0100, 0b1000, 0b1100, 0b1001,
@@ -17,10 +17,10 @@ section 1: pruned products are zero terms -- the hypothesis the dense model is a
 Metadata in Tensor Memory: one 4-bit value per chunk, chunk j of row m in bits [4j, 4j+4) of that
 row's metadata bit stream (f16: 1 bit per logical K element, tf32: 2, 8-bit kinds: 1, fp4: 1/2).
 Where stream bit b of row m lives comes from `datapath.metadata_position` (CuTe tmem_e_frg, FACTS
-section 4; M = 128 per CTA, and the .ws M = 64 / 32 copies of CuTe tmem_e_frg_ws). The selector picks the column for f16
-and tf32 (CuTe passes the metadata column's LSB as the selector and clears it from the address,
-so the selector is a column offset); it must be 0 for i8 / f8f6f4 and is assumed 0 for the
-block-scaled kinds (9.7.16.10.8.4.5-6).
+section 4; M = 128 per CTA, and the .ws M = 64 / 32 copies of CuTe tmem_e_frg_ws). The selector
+picks the column for f16 and tf32 (CuTe passes the metadata column's LSB as the selector and
+clears it from the address, so the selector is a column offset); it must be 0 for i8 / f8f6f4
+and is assumed 0 for the block-scaled kinds (9.7.16.10.8.4.5-6).
 """
 from __future__ import annotations
 
