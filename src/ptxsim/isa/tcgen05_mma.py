@@ -36,6 +36,7 @@ from ptxsim.isa.datapath import DataPathLayout, datapath_layout
 from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
 from ptxsim.isa.smem_layout import read_operand
 from ptxsim.isa.tmem import N_COLUMNS, N_LANES, split_address
+from ptxsim.isa.tmem_cp import E2M1_CONTAINER_SHIFT
 from ptxsim.types.formats import get_format
 
 ARCH = "sm_100"                    # the numerics profile of every tcgen05 target
@@ -284,14 +285,14 @@ QUALIFIER_RULES = (
      "without .ws the collector buffer is ::a (9.7.16.10.9.1)"),
     (lambda i, t: i.collector is not None and i.ws and _coll(i)[0] not in ("b0", "b1", "b2", "b3"),
      "with .ws the collector buffer is ::b0, ::b1, ::b2 or ::b3 (9.7.16.10.9.3)"),
-
 )
 
 
 # --------------------------------------------------------------------------------------------
 # element containers: A in Tensor Memory (9.7.16.10.4.3, 9.7.16.10.4.5)
 # --------------------------------------------------------------------------------------------
-E2M1_CONTAINER_SHIFT = 2      # FACTS section 2 / tmem_cp: e2m1 in bits [5:2] of its byte
+# E2M1_CONTAINER_SHIFT (tmem_cp): e2m1 in bits [5:2] of its byte (FACTS section 2), the same
+# container tcgen05.cp's decompression produces.
 
 
 def container_bits(fmt: str, kind: str) -> int:
