@@ -129,3 +129,9 @@ class BreakpointTrap(TrapExecuted):
 class SetmaxnregIgnored(PtxsimError, UserWarning):
     """setmaxnreg in a kernel whose register count at entry is unknown: it has no effect
     (9.7.19.5; ptxas 13.0 drops it with info C7508 / C7504)."""
+
+
+# --- tcgen05.mma (isa/tcgen05_mma.py) ----------------------------------------------------------
+class CollectorBufferError(UndefinedBehavior):
+    """A .collector::*::use / ::lastuse without a live fill of that buffer, or whose operand is
+    not the one filled (9.7.16.10: reuse is opportunistic, so both must give the same bits)."""

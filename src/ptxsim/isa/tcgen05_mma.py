@@ -1,0 +1,830 @@
+"""tcgen05.mma, .mma.sp, .mma.ws, .mma.ws.sp: the whole family on one CTA or a CTA pair
+(PTX ISA 9.7.16.10; syntax 9.7.16.10.9.1-4, tcgen05-mma-sp.md).
+
+    D = A*B + D            (enable-input-d true)       D = A*B   (false: C = +0)
+    D = A*B + D * 2^-s     (scale-input-d s, kinds f16 / tf32)
+    D = (A*scale_A)*(B*scale_B) + D                    (.block_scale kinds)
+
+The instruction is data: `Tcgen05Mma` holds its qualifiers and which optional operands it has;
+`Tcgen05Mma.issues(target)` checks them against the syntax forms and notes of 9.7.16.10.9.x
+(the QUALIFIER_RULES table below). The instruction descriptor is checked by
+`descriptors.InstrDescriptor.issues` (Tables 39, 42-44, 49, 50, 54, 55).
+
+`tcgen05_mma(state, mma, ...)` executes one instruction: it gathers A (shared memory through its
+descriptor, or Tensor Memory at the data-path layout), B (shared memory of each CTA), the
+sparsity metadata and the scale factors (Tensor Memory), decompresses a sparse A
+(`sparsity.decompress`), applies negate / .ashift / the zero-column mask, calls the numerics
+engine (`ptxsim.numerics.mma`, arch sm_100) and writes D into Tensor Memory at the data-path
+layout of its shape (`datapath.datapath_layout`), skipping the lanes of disable-output-lane.
+
+cta_group::2 (CuTe SM100_*_2x1SM traits, ALayout/BLayout): CTA c of the pair holds A rows
+[c*M/2, (c+1)*M/2) and B columns [c*N/2, (c+1)*N/2) at the *same* shared-memory descriptor in its
+own shared memory, D rows for its half at the same Tensor Memory address; each CTA reads its own
+scale factors and metadata.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutError, OperandError,
+                           TmemAccessError, UndefinedBehavior)
+from ptxsim.isa import sparsity
+from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
+from ptxsim.isa.datapath import DataPathLayout, datapath_layout
+from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
+from ptxsim.isa.smem_layout import read_operand
+from ptxsim.isa.tmem import N_COLUMNS, N_LANES, split_address
+from ptxsim.isa.tmem_cp import E2M1_CONTAINER_SHIFT
+from ptxsim.types.formats import get_format
+
+ARCH = "sm_100"                    # the numerics profile of every tcgen05 target
+KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
+BLOCK_SCALED = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
+SCALE_VECS = ("1X", "2X", "4X", "block16", "block32")
+
+# Table 54 / 55: which .scale_vectorsize each block-scaled kind takes
+SCALE_VEC_KINDS = {"mxf8f6f4": ("1X", "block32"), "mxf4": ("2X", "block32"),
+                   "mxf4nvf4": ("2X", "4X", "block16", "block32")}
+# 9.7.16.10.9.1: default .scale_vectorsize ("mxf4: defaults to .block32"; mxf4nvf4: none, must be
+# given; mxf8f6f4: ptxas 13.0 treats the omitted size as .block32 too, = .scale_vec::1X)
+SCALE_VEC_DEFAULT = {"mxf8f6f4": "block32", "mxf4": "block32", "mxf4nvf4": None}
+# Number of scale factors per row of A per MMA (N of .scale_vec::NX; aliases of 9.7.16.10.9.1)
+SCALE_VEC_COUNT = {("mxf8f6f4", "1X"): 1, ("mxf8f6f4", "block32"): 1,
+                   ("mxf4", "2X"): 2, ("mxf4", "block32"): 2,
+                   ("mxf4nvf4", "2X"): 2, ("mxf4nvf4", "block32"): 2,
+                   ("mxf4nvf4", "4X"): 4, ("mxf4nvf4", "block16"): 4}
+# disable-output-lane vector size per .cta_group (9.7.16.10.9.1 table)
+DISABLE_OUTPUT_LANE_WORDS = {1: 4, 2: 8}
+SCALE_INPUT_D_RANGE = range(0, 16)              # 9.7.16.10.9.1: [0, 15]
+
+# Target ISA notes of 9.7.16.10.9.1 / .2 beyond the descriptor's (targets.py), checked against
+# ptxas 13.0 in tests/isa/test_tcgen05_mma_ptxas.py.
+TARGET_FEATURES = {
+    # "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same
+    # family" (ptxas 13.0 rejects it on sm_110a/f)
+    "scale_input_d": frozenset({"sm_100a", "sm_100f", "sm_103a", "sm_103f"}),
+    # ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a" (arch-specific targets;
+    # ptxas 13.0 rejects them on every 'f' target)
+    "scale_vec::NX": frozenset({"sm_100a", "sm_101a", "sm_103a", "sm_110a"}),
+}
+
+
+# PTX ISA notes of 9.7.16.10.9.1-4: (applies(instruction), minimum .version, feature). ptxas
+# 13.0 agrees, including that an omitted .scale_vectorsize is .block32 (PTX ISA 8.8).
+PTX_VERSION_NOTES = (
+    (lambda i: True, (8, 6), "tcgen05.mma"),
+    (lambda i: i.kind == "mxf4nvf4", (8, 7), ".kind::mxf4nvf4"),
+    (lambda i: i.block_scale and (i.scale_vec in ("block16", "block32") or i.scale_vec is None),
+     (8, 8), ".block16 / .block32 (also the default .scale_vectorsize)"),
+)
+
+
+def _version(v) -> tuple[int, int]:
+    if isinstance(v, tuple):
+        return v
+    major, minor = str(v).split(".")
+    return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class Tcgen05Mma:
+    """One tcgen05.mma{.ws}{.sp} instruction: its qualifiers and which optional operands it has.
+
+    collector: ".collector::<buffer>::<op>" as "<buffer>::<op>" (e.g. "a::fill", "b2::use") or
+    None (default: a::discard, b0::discard for .ws). scale_vec: "1X", "2X", "4X", "block16",
+    "block32" or None. a_tmem: A is read from Tensor Memory ([a-tmem]) instead of a descriptor.
+    has_disable_output_lane / has_zero_column_mask / scale_input_d: the optional operands.
+    """
+    kind: str
+    cta_group: int = 1
+    sparse: bool = False
+    ws: bool = False
+    a_tmem: bool = False
+    block_scale: bool = False
+    scale_vec: str | None = None
+    collector: str | None = None
+    ashift: bool = False
+    scale_input_d: int | None = None
+    has_disable_output_lane: bool = False
+    has_zero_column_mask: bool = False
+
+    @classmethod
+    def from_opcode(cls, opcode: str, **operands) -> "Tcgen05Mma":
+        """Build from the dotted opcode text, e.g. "tcgen05.mma.sp.cta_group::1.kind::f16.
+        collector::a::fill" (the parser's and executor's entry); `operands` says which optional
+        operands the instruction has (a_tmem=, scale_input_d=, has_disable_output_lane=,
+        has_zero_column_mask=). Unknown qualifiers raise OperandError."""
+        text = opcode.strip().rstrip(";").split()[0]
+        parts = text.split(".")
+        if parts[:2] != ["tcgen05", "mma"]:
+            raise OperandError(f"'{opcode}' is not a tcgen05.mma instruction")
+        kw: dict = {}
+        for q in parts[2:]:
+            if q == "ws":
+                kw["ws"] = True
+            elif q == "sp":
+                kw["sparse"] = True
+            elif q.startswith("cta_group::") and q[11:] in ("1", "2"):
+                kw["cta_group"] = int(q[11:])
+            elif q.startswith("kind::"):
+                kw["kind"] = q[6:]
+            elif q == "block_scale":
+                kw["block_scale"] = True
+            elif q.startswith("scale_vec::"):
+                kw["scale_vec"] = q[11:]
+            elif q in ("block16", "block32"):
+                kw["scale_vec"] = q
+            elif q == "ashift":
+                kw["ashift"] = True
+            elif q.startswith("collector::"):
+                kw["collector"] = q[11:]
+            else:
+                raise OperandError(f"'{opcode}': unknown tcgen05.mma qualifier '.{q}' "
+                                   "(9.7.16.10.9.1-4)")
+        if "kind" not in kw:
+            raise OperandError(f"'{opcode}': .kind is required (9.7.16.10.9.1)")
+        return cls(**kw, **operands)
+
+    # ---- derived -------------------------------------------------------------------------
+    @property
+    def collector_buffer(self) -> str:
+        return (self.collector or ("b0::discard" if self.ws else "a::discard")).split("::")[0]
+
+    @property
+    def collector_op(self) -> str:
+        return (self.collector or "a::discard").split("::")[-1]
+
+    @property
+    def effective_scale_vec(self) -> str | None:
+        return self.scale_vec if self.scale_vec is not None else SCALE_VEC_DEFAULT.get(self.kind)
+
+    def ptx(self, operands: bool = True) -> str:
+        """The instruction as PTX text (register names r*/rd*/p0 for the operands)."""
+        q = "tcgen05.mma" + (".ws" if self.ws else "") + (".sp" if self.sparse else "")
+        q += f".cta_group::{self.cta_group}.kind::{self.kind}"
+        if self.block_scale:
+            q += ".block_scale"
+            if self.scale_vec:
+                q += "." + (self.scale_vec if self.scale_vec.startswith("block")
+                            else f"scale_vec::{self.scale_vec}")
+        if self.ashift:
+            q += ".ashift"
+        if self.collector:
+            q += f".collector::{self.collector}"
+        if not operands:
+            return q
+        ops = ["[r1]", "[r2]" if self.a_tmem else "rd1", "rd2"]
+        if self.sparse:
+            ops.append("[r3]")
+        ops.append("r4")
+        if self.block_scale:
+            ops += ["[r5]", "[r6]"]
+        if self.has_disable_output_lane:
+            ops.append("{" + ", ".join(f"r{8 + i}" for i in
+                                       range(DISABLE_OUTPUT_LANE_WORDS.get(self.cta_group, 4)))
+                       + "}")
+        ops.append("p0")
+        if self.scale_input_d is not None:
+            ops.append(str(self.scale_input_d))
+        if self.has_zero_column_mask:
+            ops.append("rd3")
+        return q + " " + ", ".join(ops) + ";"
+
+    # ---- legality --------------------------------------------------------------------------
+    def issues(self, target: str = "sm_100a", ptx_version=None) -> list[OperandError]:
+        """Every reason the qualifier / operand combination is illegal (QUALIFIER_RULES; with
+        `ptx_version` ("8.7" or (8, 7)) also the PTX ISA notes, PTX_VERSION_NOTES)."""
+        if self.kind not in KINDS:
+            return [OperandError(f"tcgen05.mma: .kind::{self.kind} is not one of "
+                                 f"{', '.join(KINDS)} (9.7.16.10.9.1)")]
+        if self.cta_group not in (1, 2):
+            return [OperandError(f"tcgen05.mma: .cta_group::{self.cta_group} is not ::1 or ::2")]
+        out = []
+        for rule, why in QUALIFIER_RULES:
+            if rule(self, target):
+                out.append(OperandError(f"{self.ptx(operands=False)}: {why}"))
+        if ptx_version is not None:
+            have = _version(ptx_version)
+            for applies, need, feature in PTX_VERSION_NOTES:
+                if applies(self) and have < need:
+                    out.append(OperandError(f"{self.ptx(operands=False)}: {feature} needs PTX ISA "
+                                            f"{need[0]}.{need[1]} or later, the module is "
+                                            f"{have[0]}.{have[1]} (9.7.16.10.9.1 PTX ISA notes)"))
+        return out
+
+    def validate(self, target: str = "sm_100a", ptx_version=None) -> "Tcgen05Mma":
+        found = self.issues(target, ptx_version)
+        if found:
+            raise found[0]
+        return self
+
+
+def _coll(i: Tcgen05Mma):
+    if i.collector is None:
+        return None, None
+    parts = i.collector.split("::")
+    return (parts[0], parts[1]) if len(parts) == 2 else (i.collector, None)
+
+
+# Each rule: (predicate(instruction, target) -> True when illegal, why). Transcribed from the six
+# syntax forms of 9.7.16.10.9.1 / .2 (non-.ws) and the two of 9.7.16.10.9.3 / .4 (.ws), their
+# descriptions and Target ISA notes.
+QUALIFIER_RULES = (
+    (lambda i, t: i.ws and i.cta_group != 1,
+     ".ws exists only as .cta_group::1 (9.7.16.10.9.3 syntax; Table 39: .ws with cta_group 2 is "
+     "Invalid)"),
+    (lambda i, t: i.ws and i.kind in BLOCK_SCALED,
+     ".ws takes .kind::f16, tf32, f8f6f4, i8 only (9.7.16.10.9.3; Table 39: Invalid)"),
+    (lambda i, t: i.kind in BLOCK_SCALED and not i.block_scale and not i.ws,
+     f"kinds {', '.join(BLOCK_SCALED)} need .block_scale with [scale-A-tmem], [scale-B-tmem] "
+     "(9.7.16.10.9.1 syntax 2, 4)"),
+    (lambda i, t: i.block_scale and i.kind not in BLOCK_SCALED,
+     ".block_scale is only for .kind::mxf8f6f4, mxf4, mxf4nvf4 (9.7.16.10.9.1 syntax 2, 4)"),
+    (lambda i, t: i.scale_vec is not None and not i.block_scale,
+     ".scale_vectorsize needs .block_scale (9.7.16.10.9.1 syntax 2, 4)"),
+    (lambda i, t: i.scale_vec is not None and i.scale_vec not in SCALE_VECS,
+     f".scale_vectorsize is one of {', '.join(SCALE_VECS)} (9.7.16.10.9.1)"),
+    (lambda i, t: i.block_scale and i.scale_vec in SCALE_VECS and i.kind in SCALE_VEC_KINDS
+     and i.scale_vec not in SCALE_VEC_KINDS[i.kind],
+     "this .scale_vectorsize is not valid for the kind (Table 54 / Table 55)"),
+    (lambda i, t: i.block_scale and i.kind == "mxf4nvf4" and i.scale_vec is None,
+     "for .kind::mxf4nvf4 the .scale_vectorsize must be explicitly specified (9.7.16.10.9.1)"),
+    (lambda i, t: i.scale_vec in ("1X", "2X", "4X") and t not in TARGET_FEATURES["scale_vec::NX"],
+     f".scale_vec::NX requires an arch-specific target "
+     f"({', '.join(sorted(TARGET_FEATURES['scale_vec::NX']))}); use .block16 / .block32 on family "
+     "targets (9.7.16.10.9.1 Target ISA notes)"),
+    (lambda i, t: i.scale_input_d is not None and i.kind not in ("f16", "tf32"),
+     "scale-input-d is only valid for .kind::tf32 and .kind::f16 (9.7.16.10.9.1)"),
+    (lambda i, t: i.scale_input_d is not None and i.ws,
+     ".ws has no scale-input-d operand (9.7.16.10.9.3 syntax)"),
+    (lambda i, t: i.scale_input_d is not None and i.scale_input_d not in SCALE_INPUT_D_RANGE,
+     "scale-input-d must be in [0, 15] (9.7.16.10.9.1)"),
+    (lambda i, t: i.scale_input_d is not None and t not in TARGET_FEATURES["scale_input_d"],
+     f"scale-input-d needs one of {', '.join(sorted(TARGET_FEATURES['scale_input_d']))} "
+     "(9.7.16.10.9.1 Target ISA notes)"),
+    (lambda i, t: i.has_disable_output_lane and i.ws,
+     ".ws has no disable-output-lane operand (9.7.16.10.9.3 syntax)"),
+    (lambda i, t: i.has_disable_output_lane and i.block_scale,
+     "the .block_scale forms have no disable-output-lane operand (9.7.16.10.9.1 syntax 2, 4)"),
+    (lambda i, t: i.has_zero_column_mask and not i.ws,
+     "zero-column-mask-desc is an operand of .ws only (9.7.16.10.9.3)"),
+    (lambda i, t: i.ashift and i.ws,
+     ".ws has no .ashift (9.7.16.10.9.3 syntax)"),
+    (lambda i, t: i.ashift and not i.a_tmem,
+     ".ashift needs A in Tensor Memory ([a-tmem]) (9.7.16.10.9.1 syntax 3, 6)"),
+    (lambda i, t: i.ashift and i.block_scale,
+     "the .block_scale forms have no .ashift (9.7.16.10.9.1 syntax 4)"),
+    (lambda i, t: i.ashift and _coll(i)[1] in ("fill", "use"),
+     "it is illegal to specify .collector::a::use or ::fill along with .ashift (9.7.16.10.9.1)"),
+    (lambda i, t: i.collector is not None and _coll(i)[1] not in COLLECTOR_OPS,
+     f".collector op must be one of {', '.join(COLLECTOR_OPS)}"),
+    (lambda i, t: i.collector is not None and not i.ws and _coll(i)[0] != "a",
+     "without .ws the collector buffer is ::a (9.7.16.10.9.1)"),
+    (lambda i, t: i.collector is not None and i.ws and _coll(i)[0] not in ("b0", "b1", "b2", "b3"),
+     "with .ws the collector buffer is ::b0, ::b1, ::b2 or ::b3 (9.7.16.10.9.3)"),
+)
+
+
+# --------------------------------------------------------------------------------------------
+# element containers: A in Tensor Memory (9.7.16.10.4.3, 9.7.16.10.4.5)
+# --------------------------------------------------------------------------------------------
+# E2M1_CONTAINER_SHIFT (tmem_cp): e2m1 in bits [5:2] of its byte (FACTS section 2), the same
+# container tcgen05.cp's decompression produces.
+
+
+def container_bits(fmt: str, kind: str) -> int:
+    """Bits one A element takes in a Tensor Memory word: 32 (tf32), 16, 8, or 4 (e2m1 of
+    mxf4 / mxf4nvf4, two per byte). 4/6-bit types of f8f6f4 / mxf8f6f4 take an 8-bit container."""
+    bits = get_format(fmt).storage_bits
+    if bits in (4, 6):
+        return 4 if kind in ("mxf4", "mxf4nvf4") else 8
+    return bits
+
+
+def a_tmem_words(matrix: np.ndarray, fmt: str, kind: str) -> np.ndarray:
+    """Pack an (M, K) matrix of A element bits into (M, K*bits/32) Tensor Memory words, element
+    0 in the low bits (the layout tcgen05.st writes and the MMA reads)."""
+    a = np.asarray(matrix).astype(np.uint64)
+    cb = container_bits(fmt, kind)
+    if cb == 8 and fmt == "e2m1":
+        a = a << np.uint64(E2M1_CONTAINER_SHIFT)
+    per = 32 // cb
+    M, K = a.shape
+    if K % per:
+        raise LayoutError(f"K = {K} {fmt} elements do not fill whole 32-bit columns")
+    a = a.reshape(M, K // per, per) << (np.arange(per, dtype=np.uint64) * np.uint64(cb))
+    return np.bitwise_or.reduce(a, axis=-1).astype(np.uint32)
+
+
+def a_from_tmem_words(words: np.ndarray, fmt: str, kind: str) -> np.ndarray:
+    """The inverse of a_tmem_words: (M, C) words -> (M, C*32/bits) element bits. Container bits
+    outside the element (padding of 4/6-bit types) are ignored."""
+    cb = container_bits(fmt, kind)
+    per = 32 // cb
+    w = np.asarray(words, np.uint64)[..., None] >> (np.arange(per, dtype=np.uint64) * np.uint64(cb))
+    w = w & np.uint64((1 << cb) - 1)
+    if cb == 8 and fmt == "e2m1":
+        w = w >> np.uint64(E2M1_CONTAINER_SHIFT)
+    w = w & np.uint64((1 << get_format(fmt).storage_bits) - 1)
+    return w.reshape(w.shape[0], -1).astype(np.uint8 if get_format(fmt).storage_bits <= 8 else
+                                          np.uint16 if get_format(fmt).storage_bits <= 16
+                                          else np.uint32)
+
+
+def negate_bits(bits: np.ndarray, fmt: str) -> np.ndarray:
+    """Flip the sign bit of every element (Negate A/B Matrix, Table 42 bits 13/14)."""
+    f = get_format(fmt)
+    return bits ^ np.asarray(1 << (f.storage_bits - 1)).astype(bits.dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# scale factors in Tensor Memory (9.7.16.10.7; CuTe tmem_sf_frg)
+# --------------------------------------------------------------------------------------------
+def scale_factor_cells(which: str, layout: DataPathLayout, count: int, nsf: int, sf_id: int,
+                       N: int | None = None):
+    """(lanes (count, nsf, copies), columns (count, nsf), bytes (count, nsf)) of the scale factors
+    of `count` rows of A (which="A") or columns of B ("B"), relative to the scale address.
+
+    4x1 data paths (layouts A, D; SFA of B): index i at lanes (i%32)+32r, r=0..3, column i/32,
+    byte sf_id+s (CuTe ScaleFactorDuplicated4by1; datapath.scale_factor_position).
+    SFB of layout B (2x2): lanes (i%32) + 64*(i / (N/2)) + 32r, r=0..1, column (i % (N/2))/32
+    (CuTe ScaleFactorDuplicated2by2). Scale factor s of the row sits in byte sf_id + s
+    (9.7.16.10.7.2: the ID is the byte / half-word offset in the word).
+    """
+    i = np.arange(count)[:, None, None]
+    s = np.arange(nsf)[None, :, None]
+    if sf_id + nsf > 4:
+        raise DescriptorError(f"scale_{which.lower()}_id", sf_id, f"{nsf} scale factors from byte "
+                              f"{sf_id} do not fit one 32-bit Tensor Memory word (9.7.16.10.7.2)",
+                              "instruction descriptor")
+    if which == "B" and layout.id == "B":
+        half = N // 2
+        lanes = (i % 32) + 64 * (i // half) + 32 * np.arange(2)[None, None, :]
+        cols = (i % half) // 32
+    elif layout.id in ("A", "B", "D"):
+        lanes = (i % 32) + 32 * np.arange(4)[None, None, :]
+        cols = i // 32
+    else:
+        raise LayoutError(f"scale factors for data-path layout {layout.id} (M = {layout.M}) are "
+                          "not defined: block-scaled kinds use M = 128 / 256 (Table 39)")
+    lanes = np.broadcast_to(lanes, (count, nsf, lanes.shape[-1]))
+    cols = np.broadcast_to(cols[..., 0], (count, nsf))
+    byte = np.broadcast_to(sf_id + s[..., 0], (count, nsf))
+    return lanes, cols, byte
+
+
+def write_scale_factors(cells: np.ndarray, address: int, scales: np.ndarray, which: str,
+                        layout: DataPathLayout, sf_id: int = 0, N: int | None = None) -> None:
+    """Store scale factors (count, nsf) of A rows / B columns into every copy the tensor core
+    expects (what tcgen05.cp .32x128b.warpx4 does for 4x1). `address` is a Tensor Memory address."""
+    lane0, col0 = split_address(address & 0x3FFFFFFF)
+    sc = np.asarray(scales, np.uint32)
+    lanes, cols, byte = scale_factor_cells(which, layout, sc.shape[0], sc.shape[1], sf_id, N)
+    cols = np.broadcast_to((cols + col0)[..., None], lanes.shape)
+    byte = np.broadcast_to(byte[..., None], lanes.shape).astype(np.uint32)
+    vals = np.broadcast_to(sc[..., None], lanes.shape)
+    L, C = (lanes + lane0).ravel(), cols.ravel()
+    np.bitwise_and.at(cells, (L, C), ~(np.uint32(0xFF) << (8 * byte.ravel())))
+    np.bitwise_or.at(cells, (L, C), (vals.ravel() << (8 * byte.ravel())).astype(np.uint32))
+
+
+def _read_scale_factors(cta: CtaState, address: int, which: str, layout: DataPathLayout,
+                        count: int, nsf: int, sf_id: int, N: int | None, what: str) -> np.ndarray:
+    # CuTe puts the scale-factor ID into address bits [30, 32) (FACTS section 3); the instruction
+    # takes the ID from the instruction descriptor, so those bits are not part of the lane.
+    lane0, col0 = split_address(int(address) & 0x3FFFFFFF)
+    if lane0 != 0:
+        raise TmemAccessError(f"{what}: scale_{which} address lane {lane0}; scale factors span "
+                              "all 128 lanes from lane 0 (9.7.16.10.7)", lane=lane0, column=col0)
+    lanes, cols, byte = scale_factor_cells(which, layout, count, nsf, sf_id, N)
+    cols = np.broadcast_to((cols + col0)[..., None], lanes.shape)
+    _check_cells(cta, lanes, cols, f"{what} scale_{which}")
+    vals = (cta.tmem.cells[lanes, cols] >> (8 * np.broadcast_to(byte[..., None], lanes.shape))
+            .astype(np.uint32)) & 0xFF
+    if (vals != vals[..., :1]).any():
+        i, s, r = (int(x) for x in np.argwhere(vals != vals[..., :1])[0])
+        raise UndefinedBehavior(f"{what}: scale factor {s} of {'row' if which == 'A' else 'column'}"
+                                f" {i} of scale_{which} differs between its copies (lanes "
+                                f"{int(lanes[i, s, 0])} and {int(lanes[i, s, r])}); scale factors "
+                                "must be duplicated to all 32-lane partitions (9.7.16.10.7)")
+    return vals[..., 0].astype(np.uint8)
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+def _check_cells(cta: CtaState, lanes, cols, what: str) -> None:
+    lanes, cols = np.broadcast_arrays(np.asarray(lanes), np.asarray(cols))
+    if lanes.size == 0:
+        return
+    if lanes.min() < 0 or lanes.max() >= N_LANES or cols.min() < 0 or cols.max() >= N_COLUMNS:
+        bad = np.flatnonzero(((lanes < 0) | (lanes >= N_LANES) | (cols < 0)
+                              | (cols >= N_COLUMNS)).ravel())[0]
+        raise TmemAccessError(f"{what}: outside Tensor Memory (128 lanes x 512 columns)",
+                              lane=int(lanes.ravel()[bad]), column=int(cols.ravel()[bad]))
+    cta.tmem.check_allocated(lanes, cols, what)
+
+
+def _lane_offset(address: int, layout: DataPathLayout, what: str, operand: str) -> tuple[int, int]:
+    lane, col = split_address(int(address))
+    if lane not in layout.lane_alignments:
+        raise TmemAccessError(f"{what}: [{operand}] has lane {lane}; data-path layout {layout.id} "
+                              f"(M = {layout.M}) needs Tensor Memory lane alignment "
+                              f"{' or '.join(map(str, layout.lane_alignments))} (9.7.16.10.5)",
+                              lane=lane, column=col)
+    return lane, col
+
+
+def _disabled_lanes(mask, cta_group: int, what: str) -> np.ndarray:
+    """(cta_group, 128) bool: lanes whose D is not updated. Words 0-3 cover lanes 0-127 of the
+    even CTA, words 4-7 (cta_group::2) those of the odd CTA (assumption, docs/tcgen05-mma.md)."""
+    words = DISABLE_OUTPUT_LANE_WORDS[cta_group]
+    if mask is None:
+        return np.zeros((cta_group, N_LANES), bool)
+    m = np.asarray(mask)
+    if m.shape != (words,) or m.dtype.kind not in "ui" or (m < 0).any() or (m >> 32).any():
+        raise OperandError(f"{what}: disable-output-lane is a vector of {words} 32-bit values "
+                           f"for .cta_group::{cta_group} (9.7.16.10.9.1), got {m.tolist()}")
+    bits = (m.astype(np.uint64)[:, None] >> np.arange(32, dtype=np.uint64)) & 1
+    return bits.reshape(cta_group, N_LANES).astype(bool)
+
+
+def _scale_block(K: int, nsf: int, scale_type: str) -> tuple[int, int]:
+    """(block size handed to numerics, repeat factor). One scale factor covers K/nsf logical
+    elements (a sparse MMA's K is the logical K: 9.7.16.10.7.2 headings "2X with K=64/K=128");
+    numerics takes blocks of 32 (16 for ue4m3), so a 64-element block is two repeated scales."""
+    logical = K // nsf
+    base = 16 if scale_type == "ue4m3" or logical % 32 else 32
+    return base, logical // base
+
+
+def _mma_numerics(a, b, c, *, kind, atype, btype, dtype, scale_a=None, scale_b=None,
+                  scale_type=None, block=None, satfinite=False, scale_input_d=0):
+    from ptxsim.numerics import mma
+    if not scale_input_d:
+        return mma(a, b, c, arch=ARCH, kind=kind, atype=atype, btype=btype, ctype=dtype,
+                   dtype=dtype, scale_a=scale_a, scale_b=scale_b, scale_type=scale_type,
+                   block=block, satfinite=satfinite)
+    return _mma_scaled_c(a, b, c, scale_input_d, kind=kind, atype=atype, btype=btype, dtype=dtype)
+
+
+def _mma_scaled_c(a, b, c, s: int, *, kind, atype, btype, dtype):
+    """D = A*B + C*2^-s for kinds f16 / tf32: the fused model with C's value and alignment
+    exponent scaled exactly by 2^-s (the spec's formula; no rounding of the scaled C).
+    Uses the numerics engine's pieces; see docs/tcgen05-mma.md (integration point)."""
+    from ptxsim.numerics import fdpa
+    from ptxsim.numerics.params import check_types, params
+    from ptxsim.numerics.unpack import Unpacked, raw_bits, unpack
+    check_types(ARCH, kind, atype, btype, dtype, dtype)
+    p = params(ARCH, kind, atype, btype, dtype)
+    ua, ub = unpack(raw_bits(a, atype, "a"), atype), unpack(raw_bits(b, btype, "b"), btype)
+    uc = unpack(raw_bits(c, dtype, "c"), dtype)
+    scaled = ~(uc.zero | uc.special)
+    uc = Unpacked(np.ldexp(uc.value, -s), np.where(scaled, uc.exp - s, uc.exp).astype(np.int32),
+                  uc.zero, uc.special)
+    fits = getattr(fdpa, "products_fit_f32", None) or getattr(fdpa, "_products_fit_f32")
+    cdt = np.float32 if fits(atype, btype) else np.float64
+    return fdpa.fused(ua, ub, uc, p, p.rho, dtype, cdt)
+
+
+def _collector_step(cta: CtaState, mma: Tcgen05Mma, key: tuple, bits: np.ndarray,
+                    what: str):
+    """Check the collector-buffer rules of 9.7.16.10.9.1 / .3 for the operand the buffer caches;
+    return the update (fill / discard / nothing) to apply once the whole MMA has succeeded."""
+    name, op = mma.collector_buffer, mma.collector_op
+    buf = cta.collector(name)
+    if op in ("use", "lastuse"):
+        if not buf.valid:
+            raise CollectorBufferError(f"{what}: .collector::{name}::{op} without a live "
+                                       f"::fill of buffer {name} in CTA {cta.rank}; it requires "
+                                       "a previous fill to be still valid (9.7.16.10.9.1)")
+        if buf.source != key or buf.bits.shape != bits.shape or (buf.bits != bits).any():
+            same_src = buf.source == key
+            raise CollectorBufferError(
+                f"{what}: .collector::{name}::{op} in CTA {cta.rank} reads "
+                + ("an operand whose memory changed since the ::fill" if same_src else
+                   f"{key} but buffer {name} was filled from {buf.source}")
+                + "; the tensor core may reuse the buffer or reload, so the result would be "
+                "undefined (9.7.16.10: the source must not be modified, reuse is opportunistic)")
+    if op == "fill":
+        return lambda: buf.fill(key, bits)
+    if op in ("lastuse", "discard"):
+        return buf.discard
+    return lambda: None
+
+
+# --------------------------------------------------------------------------------------------
+# the instruction
+# --------------------------------------------------------------------------------------------
+@dataclass
+class MmaResult:
+    """What one tcgen05.mma did (for tests, tracing and the CLI): the logical operands it used
+    (after decompression / negation / masking) and the D it wrote, per CTA."""
+    idesc: object
+    layout: DataPathLayout
+    a: list = field(default_factory=list)        # per CTA, (M/ctas, K) element bits
+    b: np.ndarray | None = None                  # (N, K) element bits (B transposed)
+    c: list = field(default_factory=list)        # per CTA, accumulator bits read
+    d: list = field(default_factory=list)        # per CTA, D bits computed (M/ctas, N)
+
+
+def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a", ptx_version=None):
+    """Everything that makes the instruction + instruction descriptor illegal, before any
+    operand is read: the qualifier rules, Tables 39, 42-44, 49, 50, 54, 55 (descriptors.py),
+    .ashift's M, and the data-path layout of the shape. Returns (InstrDescriptor, layout)."""
+    what = mma.ptx(operands=False)
+    mma.validate(target, ptx_version)
+    if not 0 <= int(idesc) < 1 << 32:
+        raise DescriptorError("idesc", idesc, "the instruction descriptor is a 32-bit register",
+                              "instruction descriptor")
+    desc = InstrDescriptor.decode(int(idesc), mma.kind)
+    desc.validate(sparse=mma.sparse, ws=mma.ws, cta_group=mma.cta_group, target=target,
+                  scale_vec=mma.effective_scale_vec if mma.block_scale else None)
+    if desc.k96:
+        raise LayoutError(f"{what}: K = 96 (sm_103a) scale-factor layouts (Figures 234-258) are "
+                          "not implemented")
+    if mma.ashift and desc.m not in (128, 256):
+        raise OperandError(f"{what}: .ashift is only allowed with M = 128 or M = 256, the "
+                           f"instruction descriptor says M = {desc.m} (9.7.16.10.9.1)")
+    return desc, datapath_layout(desc.m, mma.cta_group, mma.sparse, mma.ws)
+
+
+def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
+                d_tmem: int, b_desc: int, idesc: int, enable_input_d: bool = True,
+                a_desc: int | None = None, a_tmem: int | None = None,
+                sp_meta_tmem: int | None = None, scale_a_tmem: int | None = None,
+                scale_b_tmem: int | None = None, disable_output_lane=None,
+                scale_input_d: int | None = None, zero_column_mask: int | None = None,
+                target: str = "sm_100a", ptx_version=None, **qualifiers) -> MmaResult:
+    """Execute one tcgen05.mma{.ws}{.sp} on `state` (a CtaState for .cta_group::1, a
+    CtaPairState for ::2) and update its Tensor Memory and collector buffers.
+
+    mma: the instruction (`Tcgen05Mma`); or give its fields as keywords (kind=..., sparse=...).
+    Operands as the PTX names them: d_tmem, a_desc | a_tmem, b_desc, sp_meta_tmem, idesc,
+    scale_a_tmem, scale_b_tmem, disable_output_lane (4 / 8 uint32), enable_input_d,
+    scale_input_d, zero_column_mask (64-bit descriptor). Descriptors are ints (raw bits).
+    target / ptx_version: the module's .target and .version (None: no PTX ISA note check).
+    Returns an MmaResult; raises a named ptxsim error for everything illegal or undefined.
+    """
+
+    if mma is None:
+        qualifiers.setdefault("a_tmem", a_tmem is not None)
+        qualifiers.setdefault("scale_input_d", scale_input_d)
+        qualifiers.setdefault("has_disable_output_lane", disable_output_lane is not None)
+        qualifiers.setdefault("has_zero_column_mask", zero_column_mask is not None)
+        mma = Tcgen05Mma(**qualifiers)
+    elif qualifiers:
+        raise OperandError(f"give the instruction either as `mma` or as keywords, not both "
+                           f"({', '.join(qualifiers)})")
+    what = mma.ptx(operands=False)
+    # operands present exactly when the syntax has them
+    if (a_desc is None) == (a_tmem is None):
+        raise OperandError(f"{what}: give exactly one of a_desc (A in shared memory) and a_tmem "
+                           "(A in Tensor Memory)")
+    if mma.a_tmem != (a_tmem is not None):
+        raise OperandError(f"{what}: the instruction reads A from "
+                           f"{'Tensor Memory' if mma.a_tmem else 'shared memory'}, but "
+                           f"{'a_desc' if a_desc is not None else 'a_tmem'} was given")
+    if mma.sparse != (sp_meta_tmem is not None):
+        raise OperandError(f"{what}: [sp-meta-tmem] is an operand of the .sp forms only, and "
+                           "they require it (9.7.16.10.9.2)")
+    if mma.block_scale != (scale_a_tmem is not None and scale_b_tmem is not None) or \
+            (not mma.block_scale and (scale_a_tmem is not None or scale_b_tmem is not None)):
+        raise OperandError(f"{what}: [scale-A-tmem] and [scale-B-tmem] are operands of the "
+                           ".block_scale forms only, and they require both (9.7.16.10.9.1)")
+    if mma.scale_input_d != scale_input_d:
+        raise OperandError(f"{what}: scale_input_d = {scale_input_d} but the instruction says "
+                           f"{mma.scale_input_d}")
+    if mma.has_disable_output_lane != (disable_output_lane is not None) or \
+            mma.has_zero_column_mask != (zero_column_mask is not None):
+        raise OperandError(f"{what}: disable-output-lane / zero-column-mask-desc operands do "
+                           "not match the instruction")
+    desc, layout = check_instruction(mma, idesc, target, ptx_version)
+    ctas = ctas_of(state, mma.cta_group, what)
+    for c in ctas:      # one .cta_group per kernel (9.7.16.10.9.1)
+        c.tmem._use_cta_group(mma.cta_group, what)
+    M, N, K = desc.m, desc.n, desc.k
+    atype, btype = desc.atype_name, desc.btype_name
+    dtype = desc.dtype_name
+    ctas_n = len(ctas)
+    Mc, Nc = M // ctas_n, N // ctas_n
+    lane_off, d_col = _lane_offset(d_tmem, layout, what, "d-tmem")
+    res = MmaResult(desc, layout)
+
+    # ---- B: shared memory of each CTA, columns [c*N/2, (c+1)*N/2) for cta_group::2 ----------
+    shift, zmask = 0, None
+    if zero_column_mask is not None:
+        zc = ZeroColumnMaskDescriptor.decode(int(zero_column_mask))
+        zmask = zc.mask(M, N)                       # validates (Table 45)
+        shift = zc.column_shift                     # B columns shift .. shift+N-1 are used
+    b_parts = [read_operand(c.smem, SmemDescriptor.decode(int(b_desc)), desc, "B",
+                            rows=Nc + shift) for c in ctas]
+    b = np.concatenate(b_parts, axis=0)[shift:shift + N] if shift else np.concatenate(b_parts)
+    updates = []                                 # collector updates, applied after success
+    if mma.ws:
+        updates.append(_collector_step(ctas[0], mma, ("smem", int(b_desc), shift), b, what))
+    if zmask is not None:
+        b = np.where(zmask[:, None], np.zeros((), b.dtype), b)
+    if desc.negate_b:
+        b = negate_bits(b, btype)
+    res.b = b
+
+    # ---- block scaling ----------------------------------------------------------------------
+    nsf = SCALE_VEC_COUNT[(mma.kind, mma.effective_scale_vec)] if mma.block_scale else 0
+
+    if np.ndim(enable_input_d) or not isinstance(enable_input_d, (bool, int, np.bool_, np.integer)):
+        raise OperandError(f"{what}: enable-input-d is one predicate (single-thread semantics, "
+                           f"9.7.16.10.9.1), got {enable_input_d!r}")
+    enable = bool(enable_input_d)
+    disabled = _disabled_lanes(disable_output_lane, mma.cta_group, what)
+    out_dtype = np.uint16 if dtype == "f16" else np.uint32
+    writes = []
+    for ci, cta in enumerate(ctas):
+        # ---- A ---------------------------------------------------------------------------
+        k_stored = K // 2 if mma.sparse else K
+        rows = np.arange(ci * Mc, (ci + 1) * Mc)
+        if a_tmem is None:
+            a = read_operand(cta.smem, SmemDescriptor.decode(int(a_desc)), desc, "A", rows=Mc)
+            key = ("smem", int(a_desc))
+        else:
+            if desc.transpose_a:
+                raise OperandError(f"{what}: A in Tensor Memory cannot be transposed (Transpose A "
+                                   "bit set; CuTe SM100_MMA_*_TS: 'A from TMEM can't be "
+                                   "transposed')")
+            a_lane, a_col = _lane_offset(a_tmem, layout, what, "a-tmem")
+            if a_lane != lane_off:
+                raise TmemAccessError(f"{what}: A at lane {a_lane} but D at lane {lane_off}; "
+                                      f"layout {layout.id} needs the same lane alignment for A, "
+                                      "D and the metadata (9.7.16.10.5, 9.7.16.10.8.5)")
+            per = 32 // container_bits(atype, mma.kind)
+            ncols = -(-k_stored // per)
+            _, lanes, kc = layout.a_position(rows[:, None], np.arange(ncols)[None, :], lane_off)
+            cols = a_col + np.broadcast_to(kc[..., None], lanes.shape)
+            _check_cells(cta, lanes, cols, f"{what} [a-tmem]")
+            words = cta.tmem.cells[lanes, cols]
+            if (words != words[..., :1]).any():
+                raise UndefinedBehavior(f"{what}: A in Tensor Memory must be duplicated in both "
+                                        f"lane halves for layout {layout.id} (CuTe "
+                                        "TmemAllocMode::Duplicated); the copies differ")
+            a = a_from_tmem_words(words[..., 0], atype, mma.kind)[:, :k_stored]
+            key = ("tmem", int(a_tmem))
+        if not mma.ws:
+            updates.append(_collector_step(cta, mma, key, a, what))
+        if desc.negate_a:       # the stored elements; a sparse A's pruned zeros stay +0
+            a = negate_bits(a, atype)
+        if mma.sparse:
+            m_lane, m_col = _lane_offset(sp_meta_tmem, layout, what, "sp-meta-tmem")
+            if m_lane != lane_off:
+                raise TmemAccessError(f"{what}: metadata at lane {m_lane} but D at lane "
+                                      f"{lane_off}: layouts C and F need one lane alignment "
+                                      "(9.7.16.10.8.5)")
+            lane_m, col_m, _ = sparsity.metadata_cells(mma.kind, K, Mc, mma.ws)
+            sel = sparsity.selector_column(mma.kind, desc.selector)
+            _check_cells(cta, lane_m + m_lane, col_m + m_col + sel, f"{what} [sp-meta-tmem]")
+            nib = sparsity.read_metadata(cta.tmem.cells, m_lane, m_col, mma.kind, K, Mc,
+                                         desc.selector, mma.ws)
+            a = sparsity.decompress(a, nib, mma.kind, row_offset=ci * Mc)
+        if mma.ashift:          # rows move down one; the first keeps its value (as tcgen05.shift)
+            a = np.concatenate([a[:1], a[:-1]], axis=0)
+        res.a.append(a)
+
+        # ---- C (the accumulator in Tensor Memory) ------------------------------------------
+        m_idx, n_idx = np.meshgrid(rows, np.arange(N), indexing="ij")
+        _, d_lanes, d_cols = layout.d_position(m_idx, n_idx, N, lane_off)
+        d_cols = d_cols + d_col
+        _check_cells(cta, d_lanes, d_cols, f"{what} [d-tmem]")
+        if enable:
+            c = cta.tmem.cells[d_lanes, d_cols]
+            c = (c & 0xFFFF).astype(np.uint16) if dtype == "f16" else c
+        else:
+            c = np.zeros((Mc, N), out_dtype)
+        res.c.append(c)
+
+        # ---- scale factors -------------------------------------------------------------------
+        kw = {}
+        if mma.block_scale:
+            sfa = _read_scale_factors(cta, scale_a_tmem, "A", layout, Mc, nsf, desc.scale_a_id,
+                                      N, what)
+            sfb = _read_scale_factors(cta, scale_b_tmem, "B", layout, N, nsf, desc.scale_b_id,
+                                      N, what)
+            block, rep = _scale_block(K, nsf, desc.scale_type_name)
+            kw = dict(scale_a=np.repeat(sfa, rep, axis=1), scale_b=np.repeat(sfb, rep, axis=1).T,
+                      scale_type=desc.scale_type_name, block=block)
+        d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                          satfinite=bool(desc.saturate), scale_input_d=(
+                              mma.scale_input_d or 0) if enable else 0, **kw)
+        res.d.append(d)
+        keep = ~disabled[ci][d_lanes]
+        writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
+
+    for cta, lanes, cols, vals in writes:        # all reads happen before any write
+        cta.tmem.cells[lanes, cols] = vals
+    for update in updates:
+        update()
+    return res
+
+
+def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
+    """Run a parsed tcgen05.mma instruction (a `ptxsim.ptx.Instruction`, or anything with
+    `.mnemonic` and `.operands` of the front end's operand classes) issued by one thread.
+
+    read(name) -> int: the issuing thread's register value (64-bit descriptors as ints,
+    predicates as 0/1). Operands follow the syntax forms of 9.7.16.10.9.1-4:
+    [d-tmem], a-desc | [a-tmem], b-desc, {[sp-meta-tmem]}, idesc, then either
+    [scale-A-tmem], [scale-B-tmem], enable-input-d (.block_scale) or
+    {disable-output-lane}, enable-input-d, {scale-input-d | zero-column-mask-desc}.
+    """
+    mnemonic = getattr(inst, "mnemonic", None) or str(inst)
+    ops = list(getattr(inst, "operands", ()))
+    where = getattr(inst, "text", "") or mnemonic
+
+    def addr(op, name):
+        if not hasattr(op, "base"):
+            raise OperandError(f"'{where}': {name} must be a [Tensor Memory address]")
+        base = op.base
+        return (read(base) if base else 0) + int(getattr(op, "offset", 0) or 0)
+
+    def reg(op, name):
+        if hasattr(op, "value") and not hasattr(op, "name"):
+            return int(op.value)                       # an immediate
+        if not hasattr(op, "name"):
+            raise OperandError(f"'{where}': {name} must be a register")
+        v = int(read(op.name))
+        return (1 - v) if getattr(op, "negated", False) else v
+
+    probe = Tcgen05Mma.from_opcode(mnemonic)
+    need = 4 + probe.sparse + (3 if probe.block_scale else 1)
+    if len(ops) < need:
+        raise OperandError(f"'{where}': expected at least {need} operands, got {len(ops)}")
+    kw: dict = {"d_tmem": addr(ops[0], "d-tmem")}
+    a_in_tmem = hasattr(ops[1], "base")
+    kw["a_tmem" if a_in_tmem else "a_desc"] = addr(ops[1], "a-tmem") if a_in_tmem else \
+        reg(ops[1], "a-desc")
+    kw["b_desc"] = reg(ops[2], "b-desc")
+    i = 3
+    if probe.sparse:
+        kw["sp_meta_tmem"] = addr(ops[i], "sp-meta-tmem")
+        i += 1
+    kw["idesc"] = reg(ops[i], "idesc")
+    i += 1
+    flags = dict(a_tmem=a_in_tmem)
+    if probe.block_scale:
+        kw["scale_a_tmem"] = addr(ops[i], "scale-A-tmem")
+        kw["scale_b_tmem"] = addr(ops[i + 1], "scale-B-tmem")
+        i += 2
+    elif hasattr(ops[i], "elements"):
+        kw["disable_output_lane"] = np.array([reg(e, "disable-output-lane")
+                                              for e in ops[i].elements], np.uint32)
+        flags["has_disable_output_lane"] = True
+        i += 1
+    kw["enable_input_d"] = bool(reg(ops[i], "enable-input-d"))
+    i += 1
+    if i < len(ops):
+        if probe.ws:
+            kw["zero_column_mask"] = reg(ops[i], "zero-column-mask-desc")
+            flags["has_zero_column_mask"] = True
+        else:
+            kw["scale_input_d"] = reg(ops[i], "scale-input-d")
+            flags["scale_input_d"] = kw["scale_input_d"]
+        i += 1
+    if i != len(ops):
+        raise OperandError(f"'{where}': {len(ops) - i} operand(s) too many for {mnemonic}")
+    return tcgen05_mma(state, Tcgen05Mma.from_opcode(mnemonic, **flags), target=target, **kw)
+
+
+def handle_instruction(inst, regs, target, state=None) -> dict:
+    """`ptxsim.execute` / executor handler (registry, guard="handler", state=True): every thread
+    whose guard is true issues one MMA (single-thread semantics, 9.7.16.5 Table 46), in thread
+    order, reading its own registers. `state` is the CtaState (or CtaPairState for
+    .cta_group::2). tcgen05.mma writes no registers."""
+    if not isinstance(state, (CtaState, CtaPairState)):
+        raise OperandError(f"'{getattr(inst, 'text', '') or inst}': tcgen05.mma needs the CTA "
+                           "state (state=ptxsim.isa.cta.CtaState, or CtaPairState for "
+                           ".cta_group::2): it reads shared memory and Tensor Memory")
+    threads = None
+    pred = getattr(inst, "predicate", None)
+    if pred is not None:
+        p = (np.asarray(regs.read(pred.name)) != 0) ^ bool(pred.negated)
+        threads = np.flatnonzero(p)
+    else:
+        threads = np.arange(32 * int(regs.warps))
+    for t in threads:          # one whole MMA per issuing thread (usually exactly one)
+        execute_parsed(state, inst, lambda name, t=t: int(np.asarray(regs.read(name))[t]), target)
+    return {}
+
+
+def _register() -> None:
+    from ptxsim.isa import registry
+    if "tcgen05.mma" not in registry.HANDLERS:
+        registry.register("tcgen05.mma", handle_instruction, guard="handler", state=True)
+
+
+_register()
+
+__all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "execute_parsed",
+           "handle_instruction", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
+           "a_from_tmem_words", "container_bits", "negate_bits", "scale_factor_cells",
+           "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES", "PTX_VERSION_NOTES"]
