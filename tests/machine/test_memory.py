@@ -1,0 +1,163 @@
+"""State spaces and vectorised ld / st. Expected values come from the user's own numpy arrays
+(numpy's byte views are the independent oracle) and hand-computed addresses."""
+import numpy as np
+import pytest
+import torch
+
+from ptxsim.errors import LaunchConfigError, MemoryAccessError, MisalignedAddress, OperandError
+from ptxsim.machine.memory import (CLUSTER_RANK_SHIFT, GLOBAL_BASE, MAX_SHARED_PER_CTA, WINDOWS,
+                                   GlobalMemory, Memory, SharedMemory)
+
+
+def test_global_roundtrip_scalar_and_vector():
+    m = Memory(threads_per_cta=32)
+    A = np.arange(256, dtype=np.float32)
+    a = m.global_.map(A, "A")
+    assert a == GLOBAL_BASE
+    # ld.global.f32: thread t reads A[t]
+    got = m.load("global", a + 4 * np.arange(32), 4)
+    np.testing.assert_array_equal(got[:, 0], A[:32].view(np.uint32))
+    # ld.global.v4.f32: thread t reads A[4t .. 4t+3]
+    got = m.load("global", a + 16 * np.arange(32), 4, vec=4)
+    np.testing.assert_array_equal(got, A[:128].view(np.uint32).reshape(32, 4))
+    # ld.global.v8.f32 (256-bit, sm_100): thread t reads A[8t .. 8t+7]
+    got = m.load("global", a + 32 * np.arange(32), 4, vec=8)
+    np.testing.assert_array_equal(got, A.view(np.uint32).reshape(32, 8))
+    # st.global.v2.b32 writes through to the user's array
+    m.store("global", a + 8 * np.arange(32), np.stack([np.arange(32), -np.arange(32)], 1), 4,
+            vec=2)
+    np.testing.assert_array_equal(A[:64:2].view(np.int32), np.arange(32))
+    np.testing.assert_array_equal(A[1:64:2].view(np.int32), -np.arange(32))
+
+
+def test_b128_and_b8_b16_b64():
+    m = Memory()
+    B = np.arange(64, dtype=np.uint8)
+    b = m.global_.map(B)
+    got = m.load("global", [b, b + 16], 16)
+    assert got.shape == (2, 1, 2)
+    assert int(got[0, 0, 0]) == int.from_bytes(bytes(range(8)), "little")
+    assert int(got[1, 0, 1]) == int.from_bytes(bytes(range(24, 32)), "little")
+    assert m.load("global", [b + 5], 1)[0, 0] == 5
+    assert m.load("global", [b + 6], 2)[0, 0] == 6 | 7 << 8
+    assert m.load("global", [b + 8], 8)[0, 0] == int.from_bytes(bytes(range(8, 16)), "little")
+
+
+def test_torch_tensor_is_shared_not_copied():
+    m = Memory()
+    T = torch.zeros(8, dtype=torch.float32)
+    t = m.global_.map(T, "T")
+    m.store("global", t + 4 * np.arange(8), np.float32(2.5), 4)
+    assert T.tolist() == [2.5] * 8
+    with pytest.raises(OperandError, match="non-contiguous"):
+        m.global_.map(torch.zeros(4, 4).t())
+
+
+def test_out_of_bounds_names_address_and_nearest_buffer():
+    g = GlobalMemory()
+    a = g.map(np.zeros(100, np.uint8), "A")
+    b = g.map(np.zeros(64, np.uint8), "B")
+    assert b > a + 100                      # a guard gap separates buffers
+    m = Memory(global_memory=g)
+    with pytest.raises(MemoryAccessError) as e:
+        m.load("global", [a + 100], 4)      # first byte past A
+    assert e.value.address == a + 100 and "past the end" in str(e.value) and "'A'" in str(e.value)
+    with pytest.raises(MemoryAccessError, match="'B'"):
+        m.load("global", [b - 4], 4)        # just before B
+    with pytest.raises(MemoryAccessError):
+        m.load("global", [a + 98], 4)       # straddles the end
+
+
+def test_misaligned_and_masked_threads():
+    m = Memory()
+    A = np.zeros(16, np.uint32)
+    a = m.global_.map(A)
+    with pytest.raises(MisalignedAddress) as e:
+        m.load("global", [a, a + 2], 4)
+    assert e.value.thread == 1 and e.value.address == a + 2
+    with pytest.raises(MisalignedAddress):   # .v2.b32 needs 8-byte alignment
+        m.load("global", [a + 4], 4, vec=2)
+    # inactive threads are neither checked nor written and read as zero
+    A[:] = 7
+    got = m.load("global", [a, 0xDEAD], 4, mask=[True, False])
+    assert got[:, 0].tolist() == [7, 0]
+    m.store("global", [a + 4, 3], 9, 4, mask=[True, False])
+    assert A[1] == 9
+
+
+def test_access_shapes_refused():
+    m = Memory()
+    with pytest.raises(OperandError):
+        m.load("global", [0], 3)
+    with pytest.raises(OperandError):
+        m.load("global", [0], 8, vec=8)     # 64 bytes per thread
+    with pytest.raises(OperandError):
+        m.load("texture", [0], 4)
+
+
+def test_shared_per_cta_and_cluster_mapa():
+    m = Memory(n_ctas=4, threads_per_cta=32, cluster_size=2, static_shared=256)
+    # thread t of CTA c stores c*100 + t at offset 4t of its own shared memory
+    thr = np.arange(128)
+    m.store("shared::cta", 4 * (thr % 32), thr // 32 * 100 + thr % 32, 4, thread=thr)
+    assert m.shared.data[2, 8:12].view(np.uint32)[0] == 202
+    # mapa: CTA 1 (rank 1 of cluster 0) reads CTA 0's word 5 through shared::cluster
+    addr = m.shared.mapa([20], 0, 1)
+    assert int(addr[0]) == (1 << CLUSTER_RANK_SHIFT) | 20
+    assert m.load("shared::cluster", addr, 4, thread=[32])[0, 0] == 5
+    # the same rank from CTA 3 (rank 1 of cluster 1) means CTA 2
+    assert m.load("shared::cluster", addr, 4, thread=[96])[0, 0] == 205
+    # a plain shared::cta address used as shared::cluster names the executing CTA
+    assert m.load("shared::cluster", [20], 4, thread=[96])[0, 0] == 305
+    assert m.shared.getctarank(addr, 3)[0] == 0
+    with pytest.raises(MemoryAccessError, match="rank 2"):
+        m.shared.mapa([20], 2, 0)
+    with pytest.raises(MemoryAccessError, match="beyond"):
+        m.load("shared::cta", [256], 4)
+
+
+def test_shared_limits():
+    with pytest.raises(LaunchConfigError):
+        SharedMemory(1, 48 * 1024 + 16)
+    with pytest.raises(LaunchConfigError):
+        SharedMemory(1, 1024, MAX_SHARED_PER_CTA)
+    s = SharedMemory(1, 1024, MAX_SHARED_PER_CTA - 1024)
+    assert s.size == 232448
+
+
+def test_generic_windows_local_param_const():
+    m = Memory(n_ctas=1, threads_per_cta=4, static_shared=64, local_bytes=16,
+               param=np.arange(16, dtype=np.uint8).tobytes(), const=b"\x2a\0\0\0")
+    G = np.zeros(4, np.uint32)
+    g = m.global_.map(G)
+    # cvta.shared then st through the generic address
+    gs = m.cvta_to_generic("shared::cta", [8])
+    assert int(gs[0]) == WINDOWS["shared"] + 8
+    m.store("generic", gs, 0xABCD, 4, thread=[0])
+    assert m.shared.data[0, 8:12].view(np.uint32)[0] == 0xABCD
+    # local is per thread: the same local address, different storage
+    gl = m.cvta_to_generic("local", np.zeros(4, np.uint64))
+    m.store("generic", gl, np.arange(4) + 10, 4, thread=np.arange(4))
+    assert m.load("local", np.zeros(4), 4, thread=np.arange(4))[:, 0].tolist() == [10, 11, 12, 13]
+    # a mixed generic access: thread 0 global, thread 1 param, thread 2 const
+    gp = int(m.cvta_to_generic("param", [4])[0])
+    gc = int(m.cvta_to_generic("const", [0])[0])
+    got = m.load("generic", [g, gp, gc], 4, thread=[0, 1, 2])
+    assert got[:, 0].tolist() == [0, int.from_bytes(bytes([4, 5, 6, 7]), "little"), 42]
+    assert m.isspacep("shared::cta", [gs[0], g]).tolist() == [True, False]
+    assert int(m.cvta_from_generic("shared::cta", gs)[0]) == 8
+    with pytest.raises(MemoryAccessError, match="cvta.to.local"):
+        m.cvta_from_generic("local", gs)
+    with pytest.raises(MemoryAccessError, match="read-only"):
+        m.store("param", [0], 1, 4)
+
+
+def test_signed_values_wrap_and_last_writer_wins():
+    m = Memory()
+    A = np.zeros(2, np.uint32)
+    a = m.global_.map(A)
+    m.store("global", [a], np.array([-1]), 4)
+    assert A[0] == 0xFFFFFFFF
+    # three threads store to one address: the highest active lane's value stays (documented)
+    m.store("global", [a + 4] * 3, np.array([1, 2, 3]), 4)
+    assert A[1] == 3
