@@ -278,6 +278,9 @@ class Mbarriers:
     # -- waiting ---------------------------------------------------------------------------------
     def test_wait(self, cta, offset, state, what: str = "mbarrier.test_wait") -> np.ndarray:
         """test_wait / try_wait with a state token: true when the token's phase completed."""
+        cta, offset, state = np.broadcast_arrays(np.atleast_1d(np.asarray(cta, np.int64)),
+                                                 np.atleast_1d(np.asarray(offset, np.int64)),
+                                                 np.atleast_1d(np.asarray(state, np.uint64)))
         cta, off = self._slots(cta, offset, what)
         self._require_valid(cta, off, what)
         cur = decode(self._words(cta, off))[0]
@@ -287,6 +290,9 @@ class Mbarriers:
                          what: str = "mbarrier.test_wait.parity") -> np.ndarray:
         """.parity form: true when the phase of the given parity (the current or the immediately
         preceding one) completed, i.e. the current phase's parity differs from `parity`."""
+        cta, offset, parity = np.broadcast_arrays(np.atleast_1d(np.asarray(cta, np.int64)),
+                                                  np.atleast_1d(np.asarray(offset, np.int64)),
+                                                  np.atleast_1d(np.asarray(parity, np.int64)))
         cta, off = self._slots(cta, offset, what)
         self._require_valid(cta, off, what)
         parity = np.broadcast_to(np.asarray(parity, np.int64), cta.shape)
