@@ -161,3 +161,18 @@ def test_signed_values_wrap_and_last_writer_wins():
     # three threads store to one address: the highest active lane's value stays (documented)
     m.store("global", [a + 4] * 3, np.array([1, 2, 3]), 4)
     assert A[1] == 3
+
+
+def test_256_bit_accesses_are_global_only():
+    """ptxas 13.0 (sm_100a) accepts ld.global.v8.b32 / .v4.b64 and generic ld.v8.b32 but refuses
+    ld.shared/.local/.const/.param.v8.b32 ("global state space expected for feature '256 bit
+    wide load/store'") and .v8.b64 / .v2.b128 ("exceeds 128 bit limit")."""
+    m = Memory(static_shared=64, local_bytes=64, const=bytes(64))
+    for space in ("shared::cta", "local", "const", "param"):
+        with pytest.raises(OperandError, match="256-bit"):
+            m.load(space, [0], 4, vec=8)
+    m.load("shared::cta", [0], 4, vec=4)                     # 128 bits are fine
+    with pytest.raises(MemoryAccessError, match="global memory only"):
+        m.load("generic", m.cvta_to_generic("shared::cta", [0]), 8, vec=4)
+    A = np.arange(8, dtype=np.uint64)
+    assert m.load("generic", [m.global_.map(A)], 8, vec=4)[0].tolist() == [0, 1, 2, 3]

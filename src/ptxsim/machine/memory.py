@@ -61,7 +61,7 @@ def _as_u64(addr) -> np.ndarray:
     return np.atleast_1d(a.astype(np.uint64, copy=False))
 
 
-def _check_access_shape(size: int, vec: int) -> None:
+def _check_access_shape(size: int, vec: int, space: str = "global") -> None:
     if size not in ACCESS_SIZES:
         raise OperandError(f"access size {size} bytes is not one of {ACCESS_SIZES}")
     if vec not in VECTOR_LENGTHS:
@@ -69,6 +69,10 @@ def _check_access_shape(size: int, vec: int) -> None:
     if size * vec > 32 or (size == 16 and vec != 1):
         raise OperandError(f"a .v{vec} access of {size}-byte elements ({size * vec} bytes) is "
                            "larger than the 32 bytes ld/st move per thread (9.7.9.8)")
+    if size * vec > 16 and space not in ("global", "generic"):
+        # ptxas 13.0: "global state space expected for feature '256 bit wide load/store'"
+        raise OperandError(f"a {8 * size * vec}-bit access of the {space} space: 256-bit loads "
+                           "and stores exist for .global only")
 
 
 def bytes_to_elements(raw: np.ndarray, size: int, vec: int) -> np.ndarray:
@@ -383,6 +387,12 @@ class Memory:
         cta = thread // self.threads_per_cta
         if space == "generic":
             kinds = self.classify(addr)
+            if size > 16 and (kinds != "global").any():
+                i = int(np.argmax(kinds != "global"))
+                raise MemoryAccessError(f"a {8 * size}-bit generic access resolves to the "
+                                        f"{kinds[i]} window; 256-bit accesses exist for global "
+                                        "memory only", address=int(addr[i]), space="generic",
+                                        thread=int(thread[i]))
             parts = []
             for key, concrete in (("global", "global"), ("shared", "shared::cluster"),
                                   ("local", "local"), ("param", "param"), ("const", "const")):
@@ -411,7 +421,7 @@ class Memory:
         return [(everyone, (space, store._flat(owner, addr.astype(np.int64), size, addr)))]
 
     def _check(self, space, addr, size, vec, mask, thread):
-        _check_access_shape(size, vec)
+        _check_access_shape(size, vec, _ALIASES.get(space, space))
         addr = _as_u64(addr)
         thread = (np.arange(addr.size, dtype=np.int64) if thread is None
                   else np.broadcast_to(np.asarray(thread, np.int64), addr.shape))
