@@ -181,3 +181,22 @@ def test_cluster_barrier():
         cb.arrive(0, [0])
     # exited threads no longer count
     assert cb.exit_threads(0, [1, 2, 3])
+
+
+def test_matches_h200_probe():
+    """tests/machine/hardware/tma_probe.cu `mbar_kernel`, run on an H200 (sm_90a) 2026-11-21,
+    printed `mbar 1 0 4 1 1`: fresh init(4) -> test_wait.parity(1) true, parity(0) false;
+    pending_count of the first arrive's token = 4; after arrive, arrive(2), complete_tx(64)
+    (tx-count -64) and arrive.expect_tx(64) the phase is complete (parity(0) true) and the first
+    token's phase tests complete."""
+    mb = Mbarriers(SharedMemory(1, 64))
+    mb.init(0, 0, 4)
+    hw = [1, 0, 4, 1, 1]
+    got = [int(mb.test_wait_parity(0, 0, 1)[0]), int(mb.test_wait_parity(0, 0, 0)[0])]
+    tok = mb.arrive(0, 0)
+    got.append(int(pending_count(tok)[0]))
+    mb.arrive(0, 0, 2)
+    mb.complete_tx(0, 0, 64)
+    mb.arrive(0, 0, expect_tx=64)
+    got += [int(mb.test_wait_parity(0, 0, 0)[0]), int(mb.test_wait(0, 0, tok)[0])]
+    assert got == hw

@@ -5,7 +5,9 @@ documented semantics (cuda.h 13.0, cuTensorMapEncodeTiled), written out here ele
   ignored without interleave ("TMA doesn't support the stride for dimension zero");
 * box element (j0, j1, ...) reads global coordinate c[i] + j[i] * elementStrides[i]; outside
   [0, globalDim[i]) it is out of bounds: zero (or NaN with OOB_FILL_NAN_REQUEST_ZERO_FMA);
-* in shared memory the box is dense, dimension 0 fastest;
+* in shared memory the box is dense, dimension 0 fastest; with a swizzle every row of dimension 0
+  takes the whole swizzle span (measured on an H200, see test_tma_hardware.py: rows narrower
+  than the span are padded);
 * swizzle, from cuda.h's own example over int4 chunks of 128-byte rows:
   128B: smem[y][x] <-> smem[y][(y % 8) ^ x];  64B: (y % 4) ^ x;  32B: (y % 2) ^ x;
   128B_ATOM_32B ("swizzle 32B chunks within 128B span"): 32-byte chunk x of row y at (y % 4) ^ x.
@@ -16,8 +18,8 @@ import math
 import numpy as np
 import pytest
 
-from ptxsim.errors import MemoryAccessError, OperandError, TensorMapError, UndefinedBehavior, \
-    UnsupportedFeature
+from ptxsim.errors import MemoryAccessError, OperandError, TensorMapError, TrapError, \
+    UndefinedBehavior, UnsupportedFeature
 from ptxsim.isa.smem_layout import canonical_descriptor, smem_to_matrix
 from ptxsim.machine.memory import GlobalMemory
 from ptxsim.machine.tensormap import (TensorMap, bulk_global_to_shared, bulk_shared_to_global,
@@ -44,7 +46,7 @@ def reference_load(A, tm, coords, smem_size, dst, fill):
     es = [1] + list(tm.element_strides[1:])
     n = [math.ceil(b / s) for b, s in zip(tm.box_dim, es)]
     out = np.zeros(smem_size, np.uint8)
-    raw = A.reshape(-1).view(np.uint8)
+    span = {"none": n[0] * e, "32B": 32, "64B": 64}.get(tm.swizzle, 128)
     for p, j in enumerate(itertools.product(*[range(k) for k in reversed(n)])):
         j = j[::-1]                                    # j[0] = innermost, fastest
         c = [coords[i] + j[i] * es[i] for i in range(len(n))]
@@ -53,7 +55,7 @@ def reference_load(A, tm, coords, smem_size, dst, fill):
         else:
             val = fill
         for b in range(e):
-            out[swizzled(dst + p * e + b, tm.swizzle)] = val[b]
+            out[swizzled(dst + (p // n[0]) * span + (p % n[0]) * e + b, tm.swizzle)] = val[b]
     return out
 
 
@@ -95,10 +97,36 @@ def test_rank_1_and_5(rank):
     A = np.arange(math.prod(shape), dtype=np.uint32).reshape(shape)
     box = (16,) if rank == 1 else (4, 3, 2, 2, 2)
     tm = TensorMap.for_array(A, box).bind(g)
-    coords = (56,) if rank == 1 else (6, 3, 3, 1, 2)
+    coords = (56,) if rank == 1 else (4, 3, 3, 1, 2)
     smem = np.zeros(1024, np.uint8)
     tma_load_tile(tm, coords, g, smem, 256)
     np.testing.assert_array_equal(smem, reference_load(A, tm, coords, 1024, 256, b"\0" * 4))
+
+
+def test_narrow_rows_are_padded_to_the_swizzle_span():
+    g = GlobalMemory()
+    A = np.arange(16 * 32, dtype=np.uint16).reshape(16, 32)
+    tm = TensorMap.for_array(A, (32, 16), swizzle="128B").bind(g)    # 64-byte rows
+    assert tm.box_bytes == 1024 and tm.smem_footprint == 2048
+    smem = np.zeros(4096, np.uint8)
+    tma_load_tile(tm, (0, 0), g, smem, 1024)
+    np.testing.assert_array_equal(smem, reference_load(A, tm, (0, 0), 4096, 1024, b"\0\0"))
+    assert smem[1024 + 64:1024 + 128].sum() == 0 and smem[1024 + 128:1024 + 130].any()
+
+
+def test_unaligned_inner_coordinate_faults():
+    """Measured on an H200: a box starting at a global address that is not 16-byte aligned
+    (inner coordinate x element size not a multiple of 16) faults with an illegal instruction."""
+    g = GlobalMemory()
+    A = np.zeros((8, 64), np.uint16)
+    tm = TensorMap.for_array(A, (32, 8)).bind(g)
+    smem = np.zeros(4096, np.uint8)
+    for c0 in (4, -4, 50):
+        with pytest.raises(TrapError, match="illegal instruction"):
+            tma_load_tile(tm, (c0, 0), g, smem, 1024)
+        with pytest.raises(TrapError):
+            tma_store_tile(tm, (c0, 0), g, smem, 1024)
+    tma_load_tile(tm, (-8, 0), g, smem, 1024)      # -16 bytes: aligned, OOB-filled
 
 
 def test_tile_store_skips_oob_and_roundtrips():

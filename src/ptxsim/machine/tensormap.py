@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace as _dc_replace
 
 import numpy as np
 
-from ptxsim.errors import (MemoryAccessError, OperandError, TensorMapError, UndefinedBehavior,
-                           UnsupportedFeature)
+from ptxsim.errors import (MemoryAccessError, OperandError, TensorMapError, TrapError,
+                           UndefinedBehavior, UnsupportedFeature)
 from ptxsim.isa.smem_layout import swizzle_address
 from ptxsim.machine.memory import GlobalMemory
 
@@ -55,8 +55,10 @@ _SMEM_SWIZZLE = {"none": "none", "32B": "32B", "64B": "64B", "128B": "128B",
                  "128B_atom_32B": "128B_base32B"}
 L2_PROMOTIONS = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
 OOB_FILLS = {"none": 0, "nan_request_zero_fma": 1}
-# canonical quiet NaN of each float type, used for NaN OOB fill (value not documented; see docs)
-_NAN_BITS = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFF_FFFF_FFFF_FFFF}
+# NaN OOB fill: the driver says only "a special NaN constant". Measured on an H200 (sm_90a):
+# the 16-bit pattern 0x7FF7 repeated, i.e. f16/bf16 0x7FF7 and f32 0x7FF77FF7
+# (tests/machine/test_tma_hardware.py cases 9-11)
+OOB_NAN_PATTERN = np.array([0xF7, 0x7F], np.uint8)
 
 _NUMPY_TO_TMA = {"uint8": "uint8", "int8": "uint8", "uint16": "uint16", "int16": "uint16",
                  "uint32": "uint32", "int32": "int32", "uint64": "uint64", "int64": "int64",
@@ -322,15 +324,38 @@ class TensorMap:
         if not isinstance(self.global_address, (int, np.integer)):
             raise OperandError("tensor map not bound to global memory")
         pos = self.box_coordinates(coords)
+        if (int(coords[0]) * self.element_bytes) % 16:
+            # measured on an H200 (sm_90a): a box whose first element is not 16-byte aligned in
+            # global memory stops the kernel with "an illegal instruction was encountered"
+            raise TrapError(f"cp.async.bulk.tensor: inner coordinate {int(coords[0])} x "
+                            f"{self.element_bytes} bytes is not a multiple of 16; the TMA unit "
+                            "faults (illegal instruction, measured on sm_90a)")
         dims = np.array(self.global_dim, np.int64)[:, None]
         inb = ((pos >= 0) & (pos < dims)).all(axis=0)
         strides = np.array((self.element_bytes,) + self.global_strides, np.int64)[:, None]
         gaddr = int(self.global_address) + (pos * strides).sum(axis=0)
         return inb, gaddr
 
+    @property
+    def smem_row_pitch(self) -> int:
+        """Bytes between successive box rows (dimension-0 runs) in shared memory: the inner box
+        bytes without swizzle; the whole swizzle span with one, the row padded (measured on an
+        H200, tests/machine/test_tma_hardware.py cases 6-7)."""
+        span = SWIZZLE_SPAN[self.swizzle]
+        return span if span else self.box_elements[0] * self.element_bytes
+
+    @property
+    def smem_footprint(self) -> int:
+        """Shared-memory bytes the box covers (>= box_bytes when rows are padded)."""
+        return math.prod(self.box_elements[1:]) * self.smem_row_pitch
+
     def _smem_addresses(self, start: int, n: int) -> np.ndarray:
-        """Shared-memory address of each byte of the dense box, swizzled."""
-        lin = start + np.arange(n * self.element_bytes, dtype=np.int64)
+        """Shared-memory address of each byte of the box (n elements, shared-memory order):
+        rows of dimension 0 at `smem_row_pitch`, then the swizzle by absolute address bits."""
+        e, n0 = self.element_bytes, self.box_elements[0]
+        p = np.arange(n, dtype=np.int64)
+        elem = start + (p // n0) * self.smem_row_pitch + (p % n0) * e
+        lin = (elem[:, None] + np.arange(e)).reshape(-1)
         return swizzle_address(lin, _SMEM_SWIZZLE[self.swizzle])
 
 
@@ -350,12 +375,12 @@ def tma_load_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
     CTA's shared memory `smem` (1-D uint8) at offset `dst`. Returns the complete-tx bytes."""
     nbytes = tmap.box_bytes
     # PTX 9.7.9.25: the shared-memory destination must be 128-byte aligned
-    _check_smem_window(smem, dst, nbytes, 128, "cp.async.bulk.tensor")
+    _check_smem_window(smem, dst, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
     inb, gaddr = tmap._gather_plan(coords)
     e = tmap.element_bytes
     data = np.zeros((inb.size, e), np.uint8)
     if tmap.oob_fill == "nan_request_zero_fma":
-        data[:] = np.array([_NAN_BITS[e]], f"<u{e}").view(np.uint8)
+        data[:] = np.resize(OOB_NAN_PATTERN, e)
     if inb.any():
         data[inb] = gmem.read(gaddr[inb].astype(np.uint64), e)
     smem[tmap._smem_addresses(dst, inb.size)] = data.reshape(-1)
@@ -367,7 +392,7 @@ def tma_store_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray
     """cp.async.bulk.tensor.Nd.global.shared::cta.tile: write the box from shared memory at `src`
     to global memory at `coords`; out-of-bound elements are not written."""
     nbytes = tmap.box_bytes
-    _check_smem_window(smem, src, nbytes, 128, "cp.async.bulk.tensor")
+    _check_smem_window(smem, src, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
     inb, gaddr = tmap._gather_plan(coords)
     e = tmap.element_bytes
     data = smem[tmap._smem_addresses(src, inb.size)].reshape(-1, e)

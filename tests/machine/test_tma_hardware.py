@@ -1,0 +1,54 @@
+"""ptxsim's TMA tile loads against shared-memory bytes recorded on a real GPU.
+
+tests/machine/hardware/tma_probe.cu ran each case of make_cases.py on an NVIDIA H100/H200
+(sm_90a: the same cp.async.bulk.tensor tile mode and 32B/64B/128B swizzles as sm_100a) and saved
+what the TMA engine wrote into 8 KB of shared memory prefilled with 0xAB (box at offset 2048 of a
+1024-byte aligned buffer). data/tma_sm90.npz holds those bytes (`smem`) and whether the kernel
+completed (`completed`; cases 4, 5, 8, 13 faulted with an illegal instruction).
+Recorded 2026-11-21 on an NVIDIA H200, driver 580.159.04, CUDA 13.0 (the source was compiled there
+with nvcc -arch=sm_90a and each case run in its own process)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from ptxsim.errors import TrapError
+from ptxsim.machine.memory import GlobalMemory
+from ptxsim.machine.tensormap import TensorMap, tma_load_tile
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "hardware"))
+from make_cases import CASES, esize, nbytes  # noqa: E402
+
+DATA = os.path.join(HERE, "data", "tma_sm90.npz")
+pytestmark = pytest.mark.skipif(not os.path.exists(DATA), reason="no recorded hardware data")
+
+
+def pattern_buffer(case) -> np.ndarray:
+    e = esize(case["dtype"])
+    w = np.arange(nbytes(case) // e)
+    if e == 2:
+        return ((w % 30000) + 1).astype("<u2").view(np.uint8)
+    return (w + 1).astype("<f4").view(np.uint8)
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_tile_load_matches_hardware(i):
+    case = CASES[i]
+    rec = np.load(DATA)
+    g = GlobalMemory()
+    buf = pattern_buffer(case)
+    addr = g.map(buf)
+    tm = TensorMap.encode_tiled(case["dtype"], len(case["dims"]), addr, case["dims"],
+                                case["strides"], case["box"], case.get("es"),
+                                swizzle=case["swizzle"],
+                                oob_fill="nan_request_zero_fma" if case.get("oob") else "none")
+    smem = np.full(8192, 0xAB, np.uint8)
+    if not rec["completed"][i]:
+        # the hardware stopped this kernel with "an illegal instruction was encountered"
+        with pytest.raises(TrapError, match="illegal instruction"):
+            tma_load_tile(tm, case["coords"], g, smem, 2048)
+        return
+    tma_load_tile(tm, case["coords"], g, smem, 2048)
+    np.testing.assert_array_equal(smem, rec["smem"][i])
