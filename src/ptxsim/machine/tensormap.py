@@ -313,7 +313,7 @@ class TensorMap:
         grids = np.meshgrid(*axes[::-1], indexing="ij")     # outermost first = C order
         return np.stack([g.ravel() for g in grids[::-1]])
 
-    def _gather_plan(self, coords):
+    def _check_copy(self, coords) -> list[int]:
         if self.interleave != "none":
             raise UnsupportedFeature(f"tensor maps with interleave {self.interleave}")
         if self.swizzle not in _SMEM_SWIZZLE:
@@ -323,18 +323,16 @@ class TensorMap:
             raise UnsupportedFeature(f"packed tensor-map type {self.dtype}")
         if not isinstance(self.global_address, (int, np.integer)):
             raise OperandError("tensor map not bound to global memory")
-        pos = self.box_coordinates(coords)
-        if (int(coords[0]) * self.element_bytes) % 16:
+        c = [int(x) for x in coords]
+        if len(c) != self.rank:
+            raise OperandError(f"{len(c)} tensor coordinates for a rank-{self.rank} tensor map")
+        if (c[0] * self.element_bytes) % 16:
             # measured on an H200 (sm_90a): a box whose first element is not 16-byte aligned in
             # global memory stops the kernel with "an illegal instruction was encountered"
-            raise TrapError(f"cp.async.bulk.tensor: inner coordinate {int(coords[0])} x "
+            raise TrapError(f"cp.async.bulk.tensor: inner coordinate {c[0]} x "
                             f"{self.element_bytes} bytes is not a multiple of 16; the TMA unit "
                             "faults (illegal instruction, measured on sm_90a)")
-        dims = np.array(self.global_dim, np.int64)[:, None]
-        inb = ((pos >= 0) & (pos < dims)).all(axis=0)
-        strides = np.array((self.element_bytes,) + self.global_strides, np.int64)[:, None]
-        gaddr = int(self.global_address) + (pos * strides).sum(axis=0)
-        return inb, gaddr
+        return c
 
     @property
     def smem_row_pitch(self) -> int:
@@ -349,15 +347,6 @@ class TensorMap:
         """Shared-memory bytes the box covers (>= box_bytes when rows are padded)."""
         return math.prod(self.box_elements[1:]) * self.smem_row_pitch
 
-    def _smem_addresses(self, start: int, n: int) -> np.ndarray:
-        """Shared-memory address of each byte of the box (n elements, shared-memory order):
-        rows of dimension 0 at `smem_row_pitch`, then the swizzle by absolute address bits."""
-        e, n0 = self.element_bytes, self.box_elements[0]
-        p = np.arange(n, dtype=np.int64)
-        elem = start + (p // n0) * self.smem_row_pitch + (p % n0) * e
-        lin = (elem[:, None] + np.arange(e)).reshape(-1)
-        return swizzle_address(lin, _SMEM_SWIZZLE[self.swizzle])
-
 
 def _check_smem_window(smem: np.ndarray, start: int, nbytes: int, align: int, what: str):
     if start % align:
@@ -369,36 +358,100 @@ def _check_smem_window(smem: np.ndarray, start: int, nbytes: int, align: int, wh
                                 space="shared::cta")
 
 
+def _row_plan(tmap: TensorMap, coords, gmem: GlobalMemory):
+    """Row-granular plan of a tile copy; rows are the box's dimension-0 runs in shared-memory
+    order. Returns (valid (R, n0) bool, row byte offset in its buffer (R,), buffer per row (R,),
+    inner byte offsets (n0,) relative to the row)."""
+    c = tmap._check_copy(coords)
+    e, n = tmap.element_bytes, tmap.box_elements
+    es = tmap.effective_element_strides
+    inner = c[0] + np.arange(n[0], dtype=np.int64)
+    inner_ok = (inner >= 0) & (inner < tmap.global_dim[0])
+    if tmap.rank > 1:
+        axes = [c[i] + es[i] * np.arange(n[i], dtype=np.int64) for i in range(1, tmap.rank)]
+        grids = np.meshgrid(*axes[::-1], indexing="ij")
+        outer = np.stack([g.ravel() for g in grids[::-1]])              # (rank-1, R)
+        dims = np.array(tmap.global_dim[1:], np.int64)[:, None]
+        row_ok = ((outer >= 0) & (outer < dims)).all(axis=0)
+        strides = np.array(tmap.global_strides, np.int64)[:, None]
+        row_addr = int(tmap.global_address) + (outer * strides).sum(axis=0)
+    else:
+        row_ok = np.ones(1, bool)
+        row_addr = np.array([int(tmap.global_address)], np.int64)
+    valid = row_ok[:, None] & inner_ok[None, :]
+    buf = np.zeros(row_addr.size, np.int64)
+    off = np.zeros(row_addr.size, np.int64)
+    if valid.any():
+        lo, hi = inner[inner_ok][0] * e, (inner[inner_ok][-1] + 1) * e - 1
+        b_first, _ = gmem.locate((row_addr[row_ok] + lo).astype(np.uint64), 1)
+        b_last, _ = gmem.locate((row_addr[row_ok] + hi).astype(np.uint64), 1)
+        if (b_first != b_last).any():
+            bad = row_addr[row_ok][np.argmax(b_first != b_last)] + hi
+            raise MemoryAccessError("a box row of cp.async.bulk.tensor spans two global buffers: "
+                                    f"{gmem.describe(int(bad))}", address=int(bad),
+                                    space="global")
+        buf[row_ok] = b_first
+        bases = np.array([b.base for b in gmem.buffers], np.int64)
+        off[row_ok] = row_addr[row_ok] - bases[b_first]
+    return valid, off, buf, inner * e
+
+
+def _gather_index(off, inner_bytes, e):
+    return (off[:, None] + inner_bytes[None, :])[:, :, None] + np.arange(e)
+
+
+def _chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
+    """16-byte chunk numbers (rows, K) of the box in shared memory, swizzled."""
+    k = tmap.box_elements[0] * tmap.element_bytes // 16
+    lin = start + np.arange(rows)[:, None] * tmap.smem_row_pitch + 16 * np.arange(k)[None, :]
+    return swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
+
+
+def _chunks(smem: np.ndarray) -> np.ndarray:
+    return smem[: smem.size // 16 * 16].reshape(-1, 16)
+
+
 def tma_load_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
                   dst: int) -> int:
     """cp.async.bulk.tensor.Nd.shared::cluster.global.tile: copy the box at `coords` into one
     CTA's shared memory `smem` (1-D uint8) at offset `dst`. Returns the complete-tx bytes."""
-    nbytes = tmap.box_bytes
     # PTX 9.7.9.25: the shared-memory destination must be 128-byte aligned
     _check_smem_window(smem, dst, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
-    inb, gaddr = tmap._gather_plan(coords)
+    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
     e = tmap.element_bytes
-    data = np.zeros((inb.size, e), np.uint8)
-    if tmap.oob_fill == "nan_request_zero_fma":
-        data[:] = np.resize(OOB_NAN_PATTERN, e)
-    if inb.any():
-        data[inb] = gmem.read(gaddr[inb].astype(np.uint64), e)
-    smem[tmap._smem_addresses(dst, inb.size)] = data.reshape(-1)
-    return nbytes
+    rows, n0 = valid.shape
+    if valid.all() and (buf == buf[0]).all():       # the whole box inside one buffer
+        data = gmem.buffers[buf[0]].u8[(off + inner_bytes[0])[:, None] + np.arange(n0 * e)]
+    else:
+        idx = _gather_index(off, inner_bytes, e)
+        data = np.empty(idx.shape, np.uint8)
+        for b in np.unique(buf[valid.any(axis=1)]):
+            sel = (buf == b)[:, None] & valid
+            data[sel] = gmem.buffers[b].u8[idx[sel]]
+        data[~valid] = (np.resize(OOB_NAN_PATTERN, e) if tmap.oob_fill == "nan_request_zero_fma"
+                        else 0)
+    _chunks(smem)[_chunk_index(tmap, dst, rows)] = data.reshape(rows, -1, 16)
+    return tmap.box_bytes
 
 
 def tma_store_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
                    src: int) -> int:
     """cp.async.bulk.tensor.Nd.global.shared::cta.tile: write the box from shared memory at `src`
     to global memory at `coords`; out-of-bound elements are not written."""
-    nbytes = tmap.box_bytes
     _check_smem_window(smem, src, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
-    inb, gaddr = tmap._gather_plan(coords)
+    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
     e = tmap.element_bytes
-    data = smem[tmap._smem_addresses(src, inb.size)].reshape(-1, e)
-    if inb.any():
-        gmem.write(gaddr[inb].astype(np.uint64), data[inb])
-    return nbytes
+    rows, n0 = valid.shape
+    data = _chunks(smem)[_chunk_index(tmap, src, rows)].reshape(rows, n0, e)
+    if valid.all() and (buf == buf[0]).all():
+        gmem.buffers[buf[0]].u8[(off + inner_bytes[0])[:, None] + np.arange(n0 * e)] = \
+            data.reshape(rows, -1)
+        return tmap.box_bytes
+    idx = _gather_index(off, inner_bytes, e)
+    for b in np.unique(buf[valid.any(axis=1)]):
+        sel = (buf == b)[:, None] & valid
+        gmem.buffers[b].u8[idx[sel]] = data[sel]
+    return tmap.box_bytes
 
 
 # -------------------------------------------------------------------------------------------------
