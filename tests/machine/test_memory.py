@@ -2,7 +2,6 @@
 (numpy's byte views are the independent oracle) and hand-computed addresses."""
 import numpy as np
 import pytest
-import torch
 
 from ptxsim.errors import LaunchConfigError, MemoryAccessError, MisalignedAddress, OperandError
 from ptxsim.machine.memory import (CLUSTER_RANK_SHIFT, GLOBAL_BASE, MAX_SHARED_PER_CTA, WINDOWS,
@@ -44,6 +43,7 @@ def test_b128_and_b8_b16_b64():
 
 
 def test_torch_tensor_is_shared_not_copied():
+    torch = pytest.importorskip("torch")
     m = Memory()
     T = torch.zeros(8, dtype=torch.float32)
     t = m.global_.map(T, "T")

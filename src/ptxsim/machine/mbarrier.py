@@ -50,6 +50,17 @@ def decode(word) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             ((w >> np.uint64(_EXP)) & _M20).astype(np.int64), tx)
 
 
+def _decode_int(w: int) -> tuple[int, int, int, int]:
+    """Scalar `decode` on a Python int (the per-object hot path)."""
+    tx = (w >> _TX) & ((1 << 21) - 1)
+    return w >> _PHASE & 1, w & COUNT_MAX, (w >> _EXP) & COUNT_MAX, tx - (1 << 21) if tx >> 20 else tx
+
+
+def _encode_int(ph: int, pend: int, exp: int, tx: int) -> int:
+    return (pend & COUNT_MAX) | (exp & COUNT_MAX) << _EXP | (tx & ((1 << 21) - 1)) << _TX \
+        | (ph & 1) << _PHASE
+
+
 def pending_count(state) -> np.ndarray:
     """mbarrier.pending_count.b64: the pending arrival count recorded in a state token."""
     return decode(state)[1].astype(np.uint32)
@@ -174,7 +185,7 @@ class Mbarriers:
         return tokens
 
     def _arrive_one(self, word, counts, etxs, drop, no_complete, what, off, cta):
-        ph, pend, exp, tx = (int(v) for v in decode(np.uint64(word)))
+        ph, pend, exp, tx = _decode_int(int(word))
         total = int(counts.sum())
         if total <= pend:
             # fast path: the phase can complete only at the last arrival
@@ -193,7 +204,7 @@ class Mbarriers:
         # slow path: the phase completes inside this instruction (more arrivals than pending)
         toks = np.zeros(counts.size, np.uint64)
         for j in range(counts.size):
-            toks[j] = encode(ph, pend, exp, tx)
+            toks[j] = _encode_int(ph, pend, exp, tx)
             tx += int(etxs[j])
             self._check_tx(np.array([tx]), what, off, cta)
             if pend - counts[j] < 0:
@@ -205,7 +216,7 @@ class Mbarriers:
             if drop:
                 exp -= int(counts[j])
             word, _ = self._maybe_complete(ph, pend, exp, tx, no_complete, what, off, cta)
-            ph, pend, exp, tx = (int(v) for v in decode(np.uint64(word)))
+            ph, pend, exp, tx = _decode_int(word)
         return word, toks
 
     @staticmethod
@@ -231,8 +242,8 @@ class Mbarriers:
             if exp == 0:
                 raise MbarrierError(f"{what}: every participant dropped out (expected count 0); "
                                     "the next phase could never complete", off, cta)
-            return encode(ph ^ 1, exp, exp, 0), True
-        return encode(ph, pend, exp, tx), False
+            return _encode_int(ph ^ 1, exp, exp, 0), True
+        return _encode_int(ph, pend, exp, tx), False
 
     def expect_tx(self, cta, offset, tx_count, what: str = "mbarrier.expect_tx") -> None:
         """expect-tx: tx-count += tx_count (per thread, in order)."""
@@ -258,7 +269,7 @@ class Mbarriers:
         for g in range(uniq.size):
             o, c = int(off[first[g]]), int(cta[first[g]])
             amts = sign * amount[inv == g]
-            ph, pend, exp, tx = (int(v) for v in decode(words[g]))
+            ph, pend, exp, tx = _decode_int(int(words[g]))
             if pend == 0 and (tx + np.cumsum(amts)[:-1] == 0).any():
                 # the phase completes part-way through: apply the rest to the next phase
                 for a in amts:
@@ -266,7 +277,7 @@ class Mbarriers:
                     self._check_tx(np.array([tx]), what, o, c)
                     words[g], fin = self._maybe_complete(ph, pend, exp, tx, False, what, o, c)
                     done[g] |= fin
-                    ph, pend, exp, tx = (int(v) for v in decode(words[g]))
+                    ph, pend, exp, tx = _decode_int(int(words[g]))
                 continue
             tx_run = tx + np.cumsum(amts)
             self._check_tx(tx_run, what, o, c)
