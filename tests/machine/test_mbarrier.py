@@ -200,3 +200,11 @@ def test_matches_h200_probe():
     mb.arrive(0, 0, expect_tx=64)
     got += [int(mb.test_wait_parity(0, 0, 0)[0]), int(mb.test_wait(0, 0, tok)[0])]
     assert got == hw
+
+
+def test_describe_for_deadlock_reports(mb):
+    mb.init(0, 64, 2)
+    mb.arrive(0, 64, expect_tx=4096)
+    assert mb.describe(0, 64) == ("mbarrier 0x40 of CTA 0: phase 0 (parity 0) incomplete, 1 of 2 "
+                                  "arrivals, tx-count 4096 bytes outstanding")
+    assert "not initialised" in mb.describe(1, 64)

@@ -176,3 +176,28 @@ def test_256_bit_accesses_are_global_only():
         m.load("generic", m.cvta_to_generic("shared::cta", [0]), 8, vec=4)
     A = np.arange(8, dtype=np.uint64)
     assert m.load("generic", [m.global_.map(A)], 8, vec=4)[0].tolist() == [0, 1, 2, 3]
+
+
+def test_random_roundtrip_against_numpy_views():
+    """Random aligned scalar / vector stores then loads; the oracle is numpy's own view of the
+    same bytes."""
+    hyp = pytest.importorskip("hypothesis")
+    st = pytest.importorskip("hypothesis.strategies")
+
+    @hyp.settings(max_examples=60, deadline=None)
+    @hyp.given(size=st.sampled_from([1, 2, 4, 8]), vec=st.sampled_from([1, 2, 4]),
+               slots=st.lists(st.integers(0, 15), min_size=1, max_size=32, unique=True),
+               seed=st.integers(0, 2**32 - 1))
+    def check(size, vec, slots, seed):
+        m = Memory()
+        A = np.zeros(16 * 32, np.uint8)
+        a = m.global_.map(A)
+        total = size * vec
+        addr = a + total * np.array(slots)
+        vals = np.random.default_rng(seed).integers(0, 2**64 - 1, (len(slots), vec), np.uint64,
+                                                    endpoint=True) & np.uint64((1 << 8 * size) - 1)
+        m.store("global", addr, vals, size, vec=vec)
+        view = A[: 16 * total].view(f"<u{size}").reshape(16, vec)
+        np.testing.assert_array_equal(view[slots], vals)
+        np.testing.assert_array_equal(m.load("global", addr, size, vec=vec), vals)
+    check()

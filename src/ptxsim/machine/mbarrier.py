@@ -117,6 +117,16 @@ class Mbarriers:
         return {"valid": bool(self.valid[cta, offset // 8]), "phase": ph, "pending": pend,
                 "expected": exp, "tx_count": tx}
 
+    def describe(self, cta: int, offset: int) -> str:
+        """One line for a deadlock report: what a waiter on this object is waiting for."""
+        st = self.state(cta, offset)
+        if not st["valid"]:
+            return f"mbarrier {offset:#x} of CTA {cta}: not initialised (or invalidated)"
+        done = st["expected"] - st["pending"]
+        return (f"mbarrier {offset:#x} of CTA {cta}: phase {st['phase']} (parity "
+                f"{st['phase'] & 1}) incomplete, {done} of {st['expected']} arrivals, "
+                f"tx-count {st['tx_count']} bytes outstanding")
+
     def check_plain_access(self, cta, offset, size: int) -> None:
         """A generic ld/st overlapping a valid mbarrier object is undefined (9.7.13.15.x:
         the object may only be accessed through mbarrier instructions until mbarrier.inval)."""
