@@ -238,7 +238,9 @@ def test_round_trip_with_gaps(combo, mn_atoms, k_atoms, lbo_pad, sbo_pad, start_
     sbo = compact.sbo_bytes + sbo_pad * align
     if major == "K" and swz == "none":       # K chunks step by LBO: keep it past all MN rows
         lbo = max(lbo, sbo * mn_atoms)
-    if major == "MN":                        # LBO steps MN atoms, SBO steps K groups
+    if major == "MN" and swz == "none":      # 9.7.16.3.3: SBO steps MN atoms, LBO steps K groups
+        lbo = max(lbo, sbo * mn_atoms)
+    elif major == "MN":                      # swizzled: LBO steps MN atoms, SBO steps K groups
         sbo = max(sbo, lbo * mn_atoms)
     desc = SmemDescriptor.make(start_address=start, lbo=lbo, sbo=sbo, swizzle=swz)
     m = np.random.default_rng(start + lbo + sbo).integers(

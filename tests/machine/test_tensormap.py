@@ -18,8 +18,8 @@ import math
 import numpy as np
 import pytest
 
-from ptxsim.errors import MemoryAccessError, OperandError, TensorMapError, TrapError, \
-    UndefinedBehavior, UnsupportedFeature
+from ptxsim.errors import IllegalInstructionError, MemoryAccessError, OperandError, \
+    TensorMapError, TrapError, UndefinedBehavior, UnsupportedFeature
 from ptxsim.isa.smem_layout import canonical_descriptor, smem_to_matrix
 from ptxsim.machine.memory import GlobalMemory
 from ptxsim.machine.tensormap import (TensorMap, bulk_global_to_shared, bulk_shared_to_global,
@@ -122,7 +122,7 @@ def test_unaligned_inner_coordinate_faults():
     tm = TensorMap.for_array(A, (32, 8)).bind(g)
     smem = np.zeros(4096, np.uint8)
     for c0 in (4, -4, 50):
-        with pytest.raises(TrapError, match="illegal instruction"):
+        with pytest.raises(IllegalInstructionError, match="illegal instruction"):
             tma_load_tile(tm, (c0, 0), g, smem, 1024)
         with pytest.raises(TrapError):
             tma_store_tile(tm, (c0, 0), g, smem, 1024)

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from ptxsim.errors import TrapError
+from ptxsim.errors import IllegalInstructionError
 from ptxsim.machine.memory import GlobalMemory
 from ptxsim.machine.tensormap import TensorMap, tma_load_tile
 
@@ -47,7 +47,7 @@ def test_tile_load_matches_hardware(i):
     smem = np.full(8192, 0xAB, np.uint8)
     if not rec["completed"][i]:
         # the hardware stopped this kernel with "an illegal instruction was encountered"
-        with pytest.raises(TrapError, match="illegal instruction"):
+        with pytest.raises(IllegalInstructionError, match="illegal instruction"):
             tma_load_tile(tm, case["coords"], g, smem, 2048)
         return
     tma_load_tile(tm, case["coords"], g, smem, 2048)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace as _dc_replace
 
 import numpy as np
 
-from ptxsim.errors import (MemoryAccessError, OperandError, TensorMapError, TrapError,
-                           UndefinedBehavior, UnsupportedFeature)
+from ptxsim.errors import (IllegalInstructionError, MemoryAccessError, OperandError,
+                           TensorMapError, UndefinedBehavior, UnsupportedFeature)
 from ptxsim.isa.smem_layout import swizzle_address
 from ptxsim.machine.memory import GlobalMemory
 
@@ -329,7 +329,7 @@ class TensorMap:
         if (c[0] * self.element_bytes) % 16:
             # measured on an H200 (sm_90a): a box whose first element is not 16-byte aligned in
             # global memory stops the kernel with "an illegal instruction was encountered"
-            raise TrapError(f"cp.async.bulk.tensor: inner coordinate {c[0]} x "
+            raise IllegalInstructionError(f"cp.async.bulk.tensor: inner coordinate {c[0]} x "
                             f"{self.element_bytes} bytes is not a multiple of 16; the TMA unit "
                             "faults (illegal instruction, measured on sm_90a)")
         return c
