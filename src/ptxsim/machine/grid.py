@@ -134,7 +134,8 @@ class LaunchGeometry:
         full = lambda v: np.full(lin.shape, v, np.uint32)  # noqa: E731
         lane = lin % WARP_SIZE
         r: dict[str, np.ndarray] = {
-            "%tid.x": u32(lin % bx), "%tid.y": u32((lin // bx) % by), "%tid.z": u32(lin // (bx * by)),
+            "%tid.x": u32(lin % bx), "%tid.y": u32((lin // bx) % by),
+            "%tid.z": u32(lin // (bx * by)),
             "%laneid": u32(lane), "%warpid": u32(lin // WARP_SIZE), "%nwarpid": full(NWARPID),
             "%smid": u32(np.repeat(np.arange(ctas.size) % NSMID, T)), "%nsmid": full(NSMID),
             "%gridid": np.full(lin.shape, gridid, np.uint64),

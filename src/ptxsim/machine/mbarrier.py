@@ -53,7 +53,8 @@ def decode(word) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 def _decode_int(w: int) -> tuple[int, int, int, int]:
     """Scalar `decode` on a Python int (the per-object hot path)."""
     tx = (w >> _TX) & ((1 << 21) - 1)
-    return w >> _PHASE & 1, w & COUNT_MAX, (w >> _EXP) & COUNT_MAX, tx - (1 << 21) if tx >> 20 else tx
+    tx = tx - (1 << 21) if tx >> 20 else tx
+    return w >> _PHASE & 1, w & COUNT_MAX, (w >> _EXP) & COUNT_MAX, tx
 
 
 def _encode_int(ph: int, pend: int, exp: int, tx: int) -> int:
@@ -389,8 +390,8 @@ class NamedBarriers:
         self.exited[cta, warp] = True
         out = []
         for b in range(N_NAMED_BARRIERS):
-            if self.expected[cta, b] and self.arrived[cta, b] >= 32 * int((~self.exited[cta]).sum()) \
-                    and (cta, b) in self.waiting:
+            live = 32 * int((~self.exited[cta]).sum())
+            if self.expected[cta, b] and self.arrived[cta, b] >= live and (cta, b) in self.waiting:
                 released = self.waiting.pop((cta, b), [])
                 self.arrived[cta, b] = self.expected[cta, b] = 0
                 out.append((b, released))

@@ -2,16 +2,16 @@
 
 One `Memory` holds every space of the CTAs that run in step:
 
-| space            | storage                                  | address                                   |
-|------------------|------------------------------------------|-------------------------------------------|
-| global           | the user's numpy arrays / CPU tensors     | fake device address (`GLOBAL_BASE` + ...) |
-| shared::cta      | `shared.data[cta, offset]` (uint8)        | byte offset in the CTA's shared memory    |
-| shared::cluster  | same array, CTA chosen by rank            | `(rank + 1) << 24 | offset`, or a plain   |
-|                  |                                           | shared::cta offset (= the executing CTA)  |
-| local            | `local.data[thread, offset]`              | byte offset in the thread's local memory  |
-| param            | kernel parameter bytes (read-only)        | byte offset                               |
-| const            | bank-0 constant bytes (read-only)         | byte offset                               |
-| generic          | windows onto the above (`cvta`)           | see `WINDOWS`                             |
+| space           | storage                               | address                               |
+|-----------------|---------------------------------------|---------------------------------------|
+| global          | the user's numpy arrays / CPU tensors | fake device address (GLOBAL_BASE ...) |
+| shared::cta     | `shared.data[cta, offset]` (uint8)    | byte offset in the CTA's shared memory|
+| shared::cluster | same array, CTA chosen by rank        | `(rank + 1) << 24 | offset`, or a     |
+|                 |                                       | shared::cta offset (executing CTA)    |
+| local           | `local.data[thread, offset]`          | byte offset in the thread's local mem |
+| param           | kernel parameter bytes (read-only)    | byte offset                           |
+| const           | bank-0 constant bytes (read-only)     | byte offset                           |
+| generic         | windows onto the above (`cvta`)       | see `WINDOWS`                         |
 
 Addresses are invented but deterministic: the PTX ISA leaves their values to the implementation
 (5.1.6 / 5.1.7 name only the windows). A .shared::cta address is also a valid .shared::cluster
@@ -91,13 +91,15 @@ def elements_to_bytes(values, size: int, vec: int, n: int) -> np.ndarray:
         v = np.asarray(values)
         if v.dtype.kind == "f":      # raw bits of a float array of the same width
             if v.dtype.itemsize != size:
-                raise OperandError(f"{v.dtype} values stored by a {size}-byte access; pass raw bits")
+                raise OperandError(f"{v.dtype} values stored by a {size}-byte access; pass raw "
+                                   "bits")
             v = v.view(_DTYPES[size])
         v = v.astype(_DTYPES[size])  # signed integers wrap modulo 2^(8*size)
         if v.ndim == 1 and vec == 1 and v.shape[0] == n:
             v = v[:, None]
         v = np.broadcast_to(v, (n, vec))
-    return np.ascontiguousarray(v).astype(v.dtype.newbyteorder("<")).view(np.uint8).reshape(n, size * vec)
+    v = np.ascontiguousarray(v).astype(v.dtype.newbyteorder("<"))
+    return v.view(np.uint8).reshape(n, size * vec)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,5 +48,6 @@ def box_bytes(case):
 if __name__ == "__main__":
     for c in CASES:
         es = c.get("es", (1,) * len(c["box"]))
-        print(ENUM[c["dtype"]], len(c["dims"]), SW[c["swizzle"]], c.get("oob", 0), esize(c["dtype"]),
-              nbytes(c), *c["dims"], *c["strides"], *c["box"], *es, *c["coords"], box_bytes(c))
+        print(ENUM[c["dtype"]], len(c["dims"]), SW[c["swizzle"]], c.get("oob", 0),
+              esize(c["dtype"]), nbytes(c), *c["dims"], *c["strides"], *c["box"], *es,
+              *c["coords"], box_bytes(c))
