@@ -201,3 +201,26 @@ def test_random_roundtrip_against_numpy_views():
         np.testing.assert_array_equal(view[slots], vals)
         np.testing.assert_array_equal(m.load("global", addr, size, vec=vec), vals)
     check()
+
+
+def test_pack_params_layout_and_tensor_map_through_generic_param():
+    from ptxsim.machine.memory import pack_params
+    from ptxsim.machine.tensormap import TensorMap
+    g = GlobalMemory()
+    A = np.zeros((64, 64), np.uint16)
+    tm = TensorMap.for_array(A, (64, 16), swizzle="128B", dtype="bfloat16")
+    X = np.zeros(16, np.float32)
+    # .param .u32 n, .param .u64 x, .param .align 64 .b8 tmap[128], .param .f32 alpha
+    image, offs = pack_params([(4, 4), (8, 8), (128, 64), (4, 4)], [-3, X, tm, 0.5], g)
+    assert offs == [0, 8, 64, 192] and len(image) == 196     # hand layout: align each
+    assert image[0:4] == (2**32 - 3).to_bytes(4, "little")
+    assert int.from_bytes(image[8:16], "little") == g.address_of(X)
+    assert np.frombuffer(image[192:196], "<f4")[0] == 0.5
+    m = Memory(param=image, global_memory=g)
+    blob = m.read_block("generic", int(m.cvta_to_generic("param", [64])[0]), 128)
+    back = TensorMap.from_bytes(blob)
+    assert back.global_address == g.address_of(A) and back.box_dim == (64, 16)
+    with pytest.raises(OperandError, match="64 bytes"):
+        pack_params([(128, 8)], [tm], g)
+    with pytest.raises(OperandError, match="declares 2"):
+        pack_params([(4, 4), (4, 4)], [1], g)

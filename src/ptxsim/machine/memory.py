@@ -481,3 +481,78 @@ class Memory:
             else:
                 store = {"local": self.local}[kind]
                 store.data.reshape(-1)[where[:, None] + np.arange(total)] = data[sel]
+
+    # -- block reads (tensor maps, bulk copies) -------------------------------------------------
+    def read_block(self, space: str, address: int, nbytes: int, *, thread: int = 0) -> np.ndarray:
+        """`nbytes` contiguous bytes at one address of any space (generic included), e.g. the
+        128-byte tensor map a cp.async.bulk.tensor names (param, const or global, 9.7.9.25)."""
+        space = _ALIASES.get(space, space)
+        addr = _as_u64([address])
+        t = np.array([thread], np.int64)
+        if space == "generic":
+            kind = self.classify(addr)[0]
+            space = {"global": "global", "shared": "shared::cluster", "local": "local",
+                     "param": "param", "const": "const"}[kind]
+            if kind != "global":
+                addr = addr - np.uint64(WINDOWS[kind])
+        if space == "global":
+            return self.global_.read_block(int(addr[0]), nbytes)
+        ((_, (kind, where)),) = self._resolve(space, addr, nbytes, t, False)
+        store = self.shared if kind == "shared" else {"local": self.local, "param": self.param,
+                                                        "const": self.const}[kind]
+        return store.data.reshape(-1)[int(where[0]):int(where[0]) + nbytes].copy()
+
+
+def _align(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def pack_params(decls, values, gmem: GlobalMemory) -> tuple[bytes, list[int]]:
+    """Kernel-parameter space image (PTX 5.1.6.1): `decls` = [(size, align)] per declared .param
+    in order (e.g. `.param .u64 p` -> (8, 8); `.param .align 64 .b8 tmap[128]` -> (128, 64)),
+    `values` the launch arguments. Arrays / CPU tensors are mapped into `gmem` (once) and passed
+    as their device address; a `TensorMap` is bound and stored as its 128-byte image (a
+    __grid_constant__ CUtensorMap needs a 128-byte, 64-byte aligned parameter); ints wrap to the
+    parameter's width; floats become f16 / f32 / f64 by size; bytes are copied. Returns
+    (image, offsets)."""
+    from ptxsim.machine.tensormap import TensorMap        # noqa: PLC0415 (import cycle)
+    if len(decls) != len(values):
+        raise OperandError(f"the kernel declares {len(decls)} parameters, {len(values)} given")
+    out, offsets = bytearray(), []
+    for i, ((size, align), v) in enumerate(zip(decls, values)):
+        off = _align(len(out), align)
+        out += bytes(off - len(out))
+        if isinstance(v, TensorMap):
+            if size != 128 or align < 64:
+                raise OperandError(f"parameter {i}: a tensor map needs a 128-byte parameter "
+                                   f"aligned to 64 bytes, the kernel declares {size} bytes "
+                                   f"aligned to {align}")
+            raw = v.bind(gmem).to_bytes()
+        elif isinstance(v, np.ndarray) or type(v).__module__.startswith("torch"):
+            if isinstance(v, np.ndarray) and v.ndim == 0:
+                raw = v.tobytes()
+            else:
+                if size != 8:
+                    raise OperandError(f"parameter {i}: an array is passed as a 64-bit pointer, "
+                                       f"the kernel declares {size} bytes")
+                try:
+                    ptr = gmem.address_of(v)
+                except OperandError:
+                    ptr = gmem.map(v, f"param{i}")
+                raw = int(ptr).to_bytes(8, "little")
+        elif isinstance(v, (bool, int, np.integer)):
+            raw = (int(v) % (1 << 8 * size)).to_bytes(size, "little")
+        elif isinstance(v, (float, np.floating)):
+            if size not in (2, 4, 8):
+                raise OperandError(f"parameter {i}: a float for a {size}-byte parameter")
+            raw = np.array(v, {2: "<f2", 4: "<f4", 8: "<f8"}[size]).tobytes()
+        elif isinstance(v, (bytes, bytearray)):
+            raw = bytes(v)
+        else:
+            raise OperandError(f"parameter {i}: cannot pass a {type(v).__name__}")
+        if len(raw) != size:
+            raise OperandError(f"parameter {i}: {len(raw)} bytes given for a {size}-byte "
+                               "parameter")
+        offsets.append(off)
+        out += raw
+    return bytes(out), offsets
