@@ -10,12 +10,14 @@ async_proxy the asynchronous-operation queue (tcgen05 pipelines, commit, wait, a
 from ptxsim.machine.async_proxy import AsyncOp, AsyncProxy
 from ptxsim.machine.grid import LaunchGeometry
 from ptxsim.machine.mbarrier import ClusterBarrier, Mbarriers, NamedBarriers, pending_count
-from ptxsim.machine.memory import GlobalMemory, Memory, SharedMemory, pack_params
+from ptxsim.machine.memory import (ATOMIC_OPS, GlobalMemory, Memory, SharedMemory,
+                                   pack_params)
 from ptxsim.machine.tensormap import (TensorMap, bulk_global_to_shared, bulk_shared_to_global,
                                       bulk_shared_to_shared, multicast_ranks, tma_load_tile,
                                       tma_store_tile)
 
 __all__ = ["AsyncOp", "AsyncProxy", "LaunchGeometry", "ClusterBarrier", "Mbarriers",
-           "NamedBarriers", "pending_count", "GlobalMemory", "Memory", "SharedMemory", "pack_params",
+           "NamedBarriers", "pending_count", "ATOMIC_OPS", "GlobalMemory", "Memory", "SharedMemory",
+           "pack_params",
            "TensorMap", "bulk_global_to_shared", "bulk_shared_to_global", "bulk_shared_to_shared",
            "multicast_ranks", "tma_load_tile", "tma_store_tile"]

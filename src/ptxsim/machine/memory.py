@@ -429,6 +429,11 @@ class Memory:
                   else np.broadcast_to(np.asarray(thread, np.int64), addr.shape))
         active = (np.ones(addr.shape, bool) if mask is None
                   else np.broadcast_to(np.asarray(mask, bool), addr.shape))
+        n_threads = self.shared.n_ctas * self.threads_per_cta
+        if ((thread < 0) | (thread >= n_threads)).any():
+            raise OperandError(f"thread numbers must be 0 .. {n_threads - 1} "
+                               f"({self.shared.n_ctas} CTAs x {self.threads_per_cta} threads); "
+                               "pass thread= for each address")
         a, t = addr[active], thread[active]
         total = size * vec
         mis = (a % np.uint64(total)) != 0
@@ -482,6 +487,85 @@ class Memory:
                 store = {"local": self.local}[kind]
                 store.data.reshape(-1)[where[:, None] + np.arange(total)] = data[sel]
 
+    # -- atom / red: read-modify-write, serialised per address ---------------------------------
+    def atomic(self, space: str, addr, size: int, op, operands=(), *, mask=None,
+               thread=None) -> np.ndarray:
+        """atom / red on `size`-byte locations (9.7.13.5-6). `op` is a name of ATOMIC_OPS or a
+        function (old, *operands) -> new over raw-bit arrays (the float ops live with the
+        instruction semantics). Threads that hit the same location are applied one after the
+        other in thread order (any order is allowed; this one is deterministic). Returns each
+        active thread's old value (the value atom writes to its destination); inactive: 0."""
+        fn = ATOMIC_OPS[op] if isinstance(op, str) else op
+        if size not in (2, 4, 8):
+            raise OperandError(f"atom / red on {size}-byte operands: only 16, 32, 64-bit exist "
+                               "here (vector and 128-bit forms are not modelled)")
+        a, t, active, _ = self._check(space, addr, size, 1, mask, thread)
+        dt = _DTYPES[size]
+        ops = [np.broadcast_to(np.asarray(o).astype(dt), active.shape)[active] for o in operands]
+        out = np.zeros(active.shape, dt)
+        if not a.size:
+            return out
+        parts = self._resolve(space, a, size, t, True)
+        # one key per location, then each thread's rank among the threads sharing its location
+        key = np.empty(a.size, np.uint64)
+        codes = {"global": 0, "shared": 1, "local": 2}
+        for sel, (kind, where) in parts:     # addresses < 2^48, flat offsets < 2^48
+            key[sel] = np.uint64(codes[kind] << 56) | np.asarray(where).astype(np.uint64)
+        _, inv = np.unique(key, return_inverse=True)
+        order = np.argsort(inv, kind="stable")
+        first = np.r_[0, np.flatnonzero(np.diff(inv[order])) + 1]
+        rank = np.empty(a.size, np.int64)
+        rank[order] = np.arange(a.size) - np.repeat(first, np.diff(np.r_[first, a.size]))
+        old = np.zeros(a.size, dt)
+        if op == "add" and rank.max() > 0:
+            # integer add commutes: old = initial + the sum of the earlier threads' operands
+            init = np.zeros(a.size, dt)
+            for sel, (kind, where) in parts:
+                init[sel] = bytes_to_elements(self._read_parts([(np.arange(sel.size),
+                                                                 (kind, where))], size,
+                                                               sel.size), size, 1)[:, 0]
+            b = ops[0][order]
+            csum = np.cumsum(b, dtype=np.uint64).astype(dt)
+            seg_start = np.repeat(first, np.diff(np.r_[first, a.size]))
+            before = csum - b - np.where(seg_start > 0, csum[seg_start - 1], 0).astype(dt)
+            old[order] = init[order] + before
+            total = (old + ops[0]).astype(dt)
+            last = np.zeros(a.size, bool)
+            last[order[np.r_[first[1:] - 1, a.size - 1]]] = True     # last thread per location
+            for sel, (kind, where) in parts:
+                m = last[sel]
+                data = elements_to_bytes(total[sel][m], size, 1, int(m.sum()))
+                w = where[m]
+                if kind == "global":
+                    self.global_.write(w, data)
+                elif kind == "shared":
+                    self.shared.write(w, data)
+                else:
+                    self.local.data.reshape(-1)[w[:, None] + np.arange(size)] = data
+            out[active] = old
+            return out
+        for r in range(int(rank.max()) + 1):
+            now = rank == r
+            for sel, (kind, where) in parts:
+                m = now[sel]
+                if not m.any():
+                    continue
+                ids = sel[m]
+                w = where[m]
+                cur = bytes_to_elements(self._read_parts([(np.arange(ids.size), (kind, w))],
+                                                         size, ids.size), size, 1)[:, 0]
+                old[ids] = cur
+                new = np.asarray(fn(cur, *[o[ids] for o in ops])).astype(dt)
+                data = elements_to_bytes(new, size, 1, ids.size)
+                if kind == "global":
+                    self.global_.write(w, data)
+                elif kind == "shared":
+                    self.shared.write(w, data)
+                else:
+                    self.local.data.reshape(-1)[w[:, None] + np.arange(size)] = data
+        out[active] = old
+        return out
+
     # -- block reads (tensor maps, bulk copies) -------------------------------------------------
     def read_block(self, space: str, address: int, nbytes: int, *, thread: int = 0) -> np.ndarray:
         """`nbytes` contiguous bytes at one address of any space (generic included), e.g. the
@@ -501,6 +585,35 @@ class Memory:
         store = self.shared if kind == "shared" else {"local": self.local, "param": self.param,
                                                         "const": self.const}[kind]
         return store.data.reshape(-1)[int(where[0]):int(where[0]) + nbytes].copy()
+
+
+def _signed(a):
+    return a.view(np.dtype(f"i{a.dtype.itemsize}"))
+
+
+def _inc(old, b):
+    # atom.inc: ((old >= b) ? 0 : (old + 1)), unsigned 32-bit (9.7.13.5)
+    return np.where(old >= b, 0, old + 1).astype(old.dtype)
+
+
+def _dec(old, b):
+    # atom.dec: (((old == 0) || (old > b)) ? b : (old - 1))
+    return np.where((old == 0) | (old > b), b, old - 1).astype(old.dtype)
+
+
+# integer atom / red operations on raw bits (9.7.13.5 Table "atom operations"); wrap modulo 2^N
+ATOMIC_OPS = {
+    "add": lambda old, b: old + b,
+    "and": lambda old, b: old & b,
+    "or": lambda old, b: old | b,
+    "xor": lambda old, b: old ^ b,
+    "exch": lambda old, b: b,
+    "min.u": np.minimum, "max.u": np.maximum,
+    "min.s": lambda old, b: np.minimum(_signed(old), _signed(b)).view(old.dtype),
+    "max.s": lambda old, b: np.maximum(_signed(old), _signed(b)).view(old.dtype),
+    "inc": _inc, "dec": _dec,
+    "cas": lambda old, b, c: np.where(old == b, c, old).astype(old.dtype),
+}
 
 
 def _align(x: int, a: int) -> int:
