@@ -79,13 +79,16 @@ def _parse(instruction_text):
 
 
 def execute(instruction_text, registers: Mapping[str, object], *, target: str = "sm_90a",
-            warps: int | None = None) -> dict[str, np.ndarray]:
+            warps: int | None = None, state=None) -> dict[str, np.ndarray]:
     """Execute one PTX instruction for W warps and return its output registers.
 
     instruction_text: PTX text of one instruction (or a parsed `ptxsim.ptx.Instruction`).
     registers: register name as written in the text -> uint32 array (32*W,).
     target: the `.target` the instruction is assembled for (legality and arithmetic profile).
     warps: W; by default taken from the register arrays.
+    state: per-CTA state for instructions with effects beyond registers (e.g. a
+        `ptxsim.isa.misc.MiscState` collecting brkpt / nanosleep / pmevent / setmaxnreg events);
+        a fresh one is made when omitted, so the effects are then visible only as raised errors.
     """
     inst = _parse(instruction_text)
     where = f"'{getattr(inst, 'text', '') or instruction_text}'"
@@ -95,9 +98,17 @@ def execute(instruction_text, registers: Mapping[str, object], *, target: str = 
     if regs.warps is None:
         raise OperandError(f"{where}: no registers given and no warps= count")
     handler = registry.handler_for(inst.opcode)
+    guard, wants_state = registry.mode_of(inst.opcode)
+    if wants_state:
+        handler = _with_state(handler, inst.opcode, state, regs.warps)
     pred = getattr(inst, "predicate", None)
-    if pred is None:
+    if pred is None or guard == "handler":
         return handler(inst, regs, target)
+    if guard == "thread":
+        p = (regs.read(pred.name) != 0) ^ bool(pred.negated)
+        out = handler(inst, regs, target)
+        return {name: np.where(p, bits, regs.read(name) if name in regs else 0).astype(np.uint32)
+                for name, bits in out.items()}
     # Guarded warp-synchronous instruction: the guard must agree within each warp.
     p = (regs.read(pred.name).reshape(-1, LANES) != 0) ^ bool(pred.negated)
     if not (p.all(axis=1) | ~p.any(axis=1)).all():
@@ -121,3 +132,15 @@ def _output_names(inst) -> list[str]:
     first = inst.operands[0]
     elements = getattr(first, "elements", (first,))
     return [e.name for e in elements if hasattr(e, "name")]
+
+
+def _with_state(handler, opcode: str, state, warps: int):
+    """Bind the per-CTA state a stateful handler needs (a fresh one when the caller gave none)."""
+    if state is None:
+        from ptxsim.isa import misc
+        if opcode in misc.OPCODES:
+            state = misc.MiscState(warps=warps)
+
+    def bound(inst, regs, target):
+        return handler(inst, regs, target, state=state)
+    return bound

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptxsim.isa import registry as _registry
 from ptxsim.errors import (BreakpointTrap, DeadlockError, OperandError, PtxValidationError,
                            SetmaxnregIgnored, TrapExecuted, UndefinedBehavior)
 
@@ -662,3 +663,9 @@ def handle_instruction(inst, regs, target: str = DEFAULT_TARGET, *, state: MiscS
         typ = next(q for q in quals if q in (".u32", ".s32"))
         setmaxnreg(state, action, ops[0], mask, type=typ, complete=complete, **kw)
     return {}
+
+
+# --- ptxsim.execute / executor dispatch (isa/registry.py) ------------------------------------
+OPCODES = ("brkpt", "trap", "nanosleep", "pmevent", "setmaxnreg")
+for _opcode in OPCODES:
+    _registry.register(_opcode, handle_instruction, guard="handler", state=True)
