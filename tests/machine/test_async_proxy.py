@@ -127,3 +127,31 @@ def test_issue_errors():
         p.issue(0, "mma", None)                       # no cta_group
     with pytest.raises(OperandError):
         p.issue(0, "teleport", None)
+
+
+def test_tma_multicast_to_a_cluster_with_per_cta_signals():
+    """.multicast::cluster ctaMask 0b1011 from rank 1 of a 4-CTA cluster, .cta_group::1: the box
+    lands at the same offset in ranks 0, 1, 3 and each of those CTAs' own mbarrier gets the
+    complete-tx (PTX 9.7.9.25)."""
+    from ptxsim.machine.memory import Memory
+    from ptxsim.machine.tensormap import issue_tma_load, tma_load_targets
+    m = Memory(n_ctas=4, threads_per_cta=32, cluster_size=4, static_shared=4096)
+    A = np.arange(8 * 64, dtype=np.uint16).reshape(8, 64)
+    tm = TensorMap.for_array(A, (64, 8), swizzle="128B").bind(m.global_)
+    mb = Mbarriers(m.shared)
+    mb.init([0, 1, 2, 3], [0, 0, 0, 0], 1)
+    for c in range(4):
+        mb.arrive(c, 0, expect_tx=tm.box_bytes)
+    p = AsyncProxy()
+    issue_tma_load(p, 32, tm, (0, 0), m, mb, cta=1, dst=1024, mbar=0, cta_mask=0b1011)
+    p.progress()
+    got = [bool(mb.try_wait_parity(c, 0, 0)[0]) for c in range(4)]
+    assert got == [True, True, False, True]
+    for c in (0, 1, 3):
+        np.testing.assert_array_equal(m.shared.data[c, 1024:2048], m.shared.data[1, 1024:2048])
+    assert not m.shared.data[2, 1024:].any()            # (its mbarrier sits at 0..7)
+    assert m.shared.data[1, 1024:1026].view(np.uint16)[0] == 0
+    # .cta_group::2: the signal goes to the destination or its peer, by the parity of mbar's CTA
+    assert tma_load_targets(1, 1, 0, 4, 0b1111, 2) == [(0, 0), (1, 0), (2, 2), (3, 2)]
+    assert tma_load_targets(1, 1, 1, 4, 0b0011, 2) == [(0, 1), (1, 1)]
+    assert tma_load_targets(1, 1, 1, 4) == [(1, 1)]

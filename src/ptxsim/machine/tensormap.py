@@ -503,3 +503,55 @@ def multicast_ranks(cta_mask: int, cluster_size: int) -> list[int]:
         raise UndefinedBehavior(f"ctaMask {cta_mask:#06x} names CTA ranks beyond the cluster of "
                                 f"{cluster_size}")
     return [r for r in range(cluster_size) if cta_mask >> r & 1]
+
+
+# -------------------------------------------------------------------------------------------------
+# Issuing a TMA load into the asynchronous proxy (destination CTAs and mbarrier signals)
+# -------------------------------------------------------------------------------------------------
+def tma_load_targets(cta: int, dst_cta: int, mbar_cta: int, cluster_size: int,
+                     cta_mask: int | None = None, cta_group: int = 1) -> list[tuple[int, int]]:
+    """(destination CTA, CTA whose mbarrier gets the complete-tx) for each copy of a
+    cp.async.bulk.tensor load, CTA numbers as in SharedMemory (cluster-consecutive).
+    PTX 9.7.9.25: without multicast the data goes to `dst_cta` (the CTA the shared::cluster
+    destination names) and the signal to `mbar_cta`. With .multicast::cluster the data goes to
+    the same offset in every CTA of `cta_mask`; with .cta_group::1 the signal goes to the same
+    mbarrier offset in each destination CTA, with .cta_group::2 to the destination CTA or its
+    peer, whichever has the %cluster_ctarank parity of the CTA holding `mbar`."""
+    if cta_mask is None:
+        return [(dst_cta, mbar_cta)]
+    first = cta - cta % cluster_size
+    out = []
+    for r in multicast_ranks(cta_mask, cluster_size):
+        if cta_group == 1:
+            out.append((first + r, first + r))
+        elif cta_group == 2:
+            out.append((first + r, first + ((r & ~1) | (mbar_cta % cluster_size & 1))))
+        else:
+            raise OperandError(f".cta_group::{cta_group} does not exist (1 or 2)")
+    return out
+
+
+def issue_tma_load(proxy, issuer, tmap: TensorMap, coords, memory, mbarriers, *, cta: int,
+                   dst, mbar, cta_mask: int | None = None, cta_group: int = 1,
+                   what: str = "cp.async.bulk.tensor"):
+    """Queue one cp.async.bulk.tensor tile load on `proxy` (machine.async_proxy.AsyncProxy):
+    at completion every destination CTA's shared memory receives the box and its mbarrier a
+    complete-tx of the box bytes. `dst` and `mbar` are shared::cluster addresses of the
+    executing CTA `cta` (plain shared::cta offsets name `cta` itself)."""
+    shared = memory.shared
+    (dcta,), (doff,) = shared.resolve_cluster([dst], [cta])
+    (mcta,), (moff,) = shared.resolve_cluster([mbar], [cta])
+    if cta_mask is not None and cta_group == 1 and mcta != dcta:
+        raise UndefinedBehavior("cp.async.bulk.tensor .cta_group::1: the mbarrier must be in the "
+                                "same CTA as the shared-memory destination")
+    targets = tma_load_targets(cta, int(dcta), int(mcta), shared.cluster_size, cta_mask,
+                               cta_group)
+    ops = []
+    for data_cta, sig_cta in targets:
+        ops.append(proxy.issue(
+            issuer, "bulk",
+            perform=lambda c=data_cta: tma_load_tile(tmap, coords, memory.global_,
+                                                     shared.cta_view(c), int(doff)),
+            signal=lambda c=sig_cta: mbarriers.complete_tx(c, int(moff), tmap.box_bytes),
+            what=what))
+    return ops
