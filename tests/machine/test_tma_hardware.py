@@ -15,7 +15,7 @@ import pytest
 
 from ptxsim.errors import IllegalInstructionError
 from ptxsim.machine.memory import GlobalMemory
-from ptxsim.machine.tensormap import TensorMap, tma_load_tile
+from ptxsim.machine.tensormap import TensorMap, tma_load_tile, tma_store_tile
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "hardware"))
@@ -52,3 +52,28 @@ def test_tile_load_matches_hardware(i):
         return
     tma_load_tile(tm, case["coords"], g, smem, 2048)
     np.testing.assert_array_equal(smem, rec["smem"][i])
+
+
+STORE = os.path.join(HERE, "data", "tma_store_sm90.npz")
+
+
+@pytest.mark.skipif(not os.path.exists(STORE), reason="no recorded hardware data")
+@pytest.mark.parametrize("i", range(14))
+def test_tile_store_matches_hardware(i):
+    """tests/machine/hardware/tma_store_probe.cu on an H200 (2026-11-21): shared memory holds the
+    16-bit words w+1 from a 1024-aligned buffer, the box at offset 2048 is stored into a 72 x 40
+    uint16 tensor prefilled with 0xCDCD. `cases` = (swizzle enum, box0, box1, c0, c1); cases
+    with a negative coordinate or a misaligned inner coordinate faulted."""
+    rec = np.load(STORE)
+    sw, b0, b1, c0, c1 = (int(x) for x in rec["cases"][i])
+    g = GlobalMemory()
+    A = np.full((40, 72), 0xCDCD, np.uint16)
+    tm = TensorMap.for_array(A, (b0, b1), swizzle={0: "none", 1: "32B", 2: "64B", 3: "128B"}[sw])
+    tm = tm.bind(g)
+    smem = (np.arange(4096) + 1).astype("<u2").view(np.uint8).copy()
+    if not rec["completed"][i]:
+        with pytest.raises(IllegalInstructionError, match="illegal instruction"):
+            tma_store_tile(tm, (c0, c1), g, smem, 2048)
+        return
+    tma_store_tile(tm, (c0, c1), g, smem, 2048)
+    np.testing.assert_array_equal(A, rec["gmem"][i])

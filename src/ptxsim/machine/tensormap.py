@@ -439,6 +439,13 @@ def tma_store_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray
     """cp.async.bulk.tensor.Nd.global.shared::cta.tile: write the box from shared memory at `src`
     to global memory at `coords`; out-of-bound elements are not written."""
     _check_smem_window(smem, src, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
+    if min(int(c) for c in coords) < 0:
+        # measured on an H200 (sm_90a): a tile store with any negative coordinate stops the
+        # kernel with "an illegal instruction was encountered" (boxes beyond the far edge are
+        # fine and clipped); tests/machine/test_tma_hardware.py
+        raise IllegalInstructionError(f"cp.async.bulk.tensor store at coordinates "
+                                      f"{tuple(int(c) for c in coords)}: a negative coordinate "
+                                      "faults (illegal instruction, measured on sm_90a)")
     valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
     e = tmap.element_bytes
     rows, n0 = valid.shape
