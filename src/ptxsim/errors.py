@@ -183,3 +183,7 @@ class AsyncProxyError(UndefinedBehavior):
 
 class UnsupportedFeature(PtxsimError, NotImplementedError):
     """A legal feature ptxsim does not model yet; named so that no result is silently invented."""
+
+
+class StepLimitExceeded(ExecutionError):
+    """The launch ran more warp instructions than its step guard allows (a runaway loop?)."""

@@ -6,6 +6,7 @@ tensormap   TensorMap (cuTensorMapEncodeTiled), TMA tile loads / stores, bulk co
 mbarrier    mbarrier objects, named barriers (bar / barrier), barrier.cluster
 grid        launch geometry and special registers
 async_proxy the asynchronous-operation queue (tcgen05 pipelines, commit, wait, async-groups)
+watchdog    deadlock report (DeadlockError listing every waiter) and the step guard
 """
 from ptxsim.machine.async_proxy import AsyncOp, AsyncProxy
 from ptxsim.machine.grid import LaunchGeometry
@@ -15,9 +16,11 @@ from ptxsim.machine.memory import (ATOMIC_OPS, GlobalMemory, Memory, SharedMemor
 from ptxsim.machine.tensormap import (TensorMap, bulk_global_to_shared, bulk_shared_to_global,
                                       bulk_shared_to_shared, multicast_ranks, tma_load_tile,
                                       tma_store_tile)
+from ptxsim.machine.watchdog import StepGuard, Wait, deadlock_error
 
 __all__ = ["AsyncOp", "AsyncProxy", "LaunchGeometry", "ClusterBarrier", "Mbarriers",
            "NamedBarriers", "pending_count", "ATOMIC_OPS", "GlobalMemory", "Memory", "SharedMemory",
            "pack_params",
            "TensorMap", "bulk_global_to_shared", "bulk_shared_to_global", "bulk_shared_to_shared",
-           "multicast_ranks", "tma_load_tile", "tma_store_tile"]
+           "multicast_ranks", "tma_load_tile", "tma_store_tile", "StepGuard", "Wait",
+           "deadlock_error"]
