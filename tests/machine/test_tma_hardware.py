@@ -77,3 +77,35 @@ def test_tile_store_matches_hardware(i):
         return
     tma_store_tile(tm, (c0, c1), g, smem, 2048)
     np.testing.assert_array_equal(A, rec["gmem"][i])
+
+
+MULTICAST = os.path.join(HERE, "data", "tma_multicast_sm90.npz")
+
+
+@pytest.mark.skipif(not os.path.exists(MULTICAST), reason="no recorded hardware data")
+@pytest.mark.parametrize("mask", [0b1011, 0b0110, 0b1111])
+def test_multicast_matches_hardware(mask):
+    """tests/machine/hardware/tma_multicast_probe.cu on an H200 (2026-11-21): a 4-CTA cluster,
+    rank 1 issues one 64x16 uint16 128B-swizzled box load with .multicast::cluster ctaMask;
+    each CTA expects the box bytes on its own mbarrier when its rank is in the mask. Recorded:
+    every CTA's 4 KB of shared memory (prefilled 0xAB, box at 1024) and its phase-0 completion."""
+    from ptxsim.machine.async_proxy import AsyncProxy
+    from ptxsim.machine.mbarrier import Mbarriers
+    from ptxsim.machine.memory import Memory
+    from ptxsim.machine.tensormap import issue_tma_load
+    rec = np.load(MULTICAST)
+    hw = rec["out"][list(rec["masks"]).index(mask)].reshape(4, 4100)
+    m = Memory(n_ctas=4, threads_per_cta=128, cluster_size=4, static_shared=4096 + 8)
+    m.shared.data[:, :4096] = 0xAB
+    A = (np.arange(64 * 16) + 1).astype(np.uint16).reshape(16, 64)
+    tm = TensorMap.for_array(A, (64, 16), swizzle="128B").bind(m.global_)
+    mb = Mbarriers(m.shared)
+    mb.init([0, 1, 2, 3], 4096, 1)
+    for r in range(4):
+        mb.arrive(r, 4096, expect_tx=tm.box_bytes if mask >> r & 1 else 0)
+    p = AsyncProxy()
+    issue_tma_load(p, 128 + 0, tm, (0, 0), m, mb, cta=1, dst=1024, mbar=4096, cta_mask=mask)
+    p.progress()
+    for r in range(4):
+        np.testing.assert_array_equal(m.shared.data[r, :4096], hw[r, :4096])
+        assert bool(mb.try_wait_parity(r, 4096, 0)[0]) == bool(hw[r, 4096])
