@@ -197,8 +197,10 @@ class GlobalMemory:
     def read(self, addr, size: int) -> np.ndarray:
         """Bytes [addr, addr+size) of each address: (n, size) uint8."""
         idx, off = self.locate(addr, size)
-        out = np.empty((off.size, size), np.uint8)
         cols = np.arange(size)
+        if idx.size and (idx == idx[0]).all():          # the usual case: one buffer
+            return self.buffers[idx[0]].u8[off[:, None] + cols]
+        out = np.empty((off.size, size), np.uint8)
         for b in np.unique(idx):
             sel = idx == b
             out[sel] = self.buffers[b].u8[off[sel, None] + cols]
@@ -210,6 +212,9 @@ class GlobalMemory:
         size = data.shape[1]
         idx, off = self.locate(addr, size)
         cols = np.arange(size)
+        if idx.size and (idx == idx[0]).all():
+            self.buffers[idx[0]].u8[off[:, None] + cols] = data
+            return
         for b in np.unique(idx):
             sel = idx == b
             self.buffers[b].u8[off[sel, None] + cols] = data[sel]
