@@ -291,3 +291,14 @@ def test_atomic_add_fast_path_equals_serial_application():
             np.testing.assert_array_equal(m1.shared.data, m2.shared.data)
     with pytest.raises(OperandError, match="thread numbers"):
         Memory().load("global", [0], 4, thread=[32])
+
+
+def test_isspacep_shared_cta_is_own_cta_only():
+    m = Memory(n_ctas=2, cluster_size=2, static_shared=64)
+    own = m.cvta_to_generic("shared::cluster", m.shared.mapa([8], 0, 0))
+    other = m.cvta_to_generic("shared::cluster", m.shared.mapa([8], 1, 0))
+    plain = m.cvta_to_generic("shared::cta", [8])
+    addrs = np.concatenate([own, other, plain])
+    assert m.isspacep("shared::cta", addrs, cta=0).tolist() == [True, False, True]
+    assert m.isspacep("shared::cluster", addrs).tolist() == [True, True, True]
+    assert m.isspacep("global", addrs).tolist() == [False, False, False]

@@ -379,11 +379,21 @@ class Memory:
             out[(addr >= np.uint64(base)) & (addr < np.uint64(base + WINDOW_SIZE))] = key
         return out
 
-    def isspacep(self, space: str, addr) -> np.ndarray:
+    def isspacep(self, space: str, addr, cta=0) -> np.ndarray:
+        """isspacep.space (9.7.9.19): does each generic address fall in that window?
+        .shared::cta holds only for the executing CTA's own shared memory (`cta`)."""
         space = _ALIASES.get(space, space)
         want = {"global": "global", "shared::cta": "shared", "shared::cluster": "shared",
                 "local": "local", "param": "param", "const": "const"}[space]
-        return self.classify(addr) == want
+        addr = _as_u64(addr)
+        hit = self.classify(addr) == want
+        if space == "shared::cta" and hit.any():
+            sub = addr - np.uint64(WINDOWS["shared"])
+            field = (sub >> np.uint64(CLUSTER_RANK_SHIFT)).astype(np.int64)
+            cta = np.broadcast_to(np.asarray(cta, np.int64), addr.shape)
+            own = (field == 0) | (field - 1 == cta % self.shared.cluster_size)
+            hit &= own
+        return hit
 
     # -- ld / st ------------------------------------------------------------------------------
     def _resolve(self, space, addr, size, thread, writing):
