@@ -135,3 +135,61 @@ class SetmaxnregIgnored(PtxsimError, UserWarning):
 class CollectorBufferError(UndefinedBehavior):
     """A .collector::*::use / ::lastuse without a live fill of that buffer, or whose operand is
     not the one filled (9.7.16.10: reuse is opportunistic, so both must give the same bits)."""
+
+
+# --- kernel executor machine (src/ptxsim/machine) -------------------------------------------
+class MemoryAccessError(ExecutionError):
+    """A load / store the hardware would fault on: outside every mapped buffer or window of its
+    state space, or misaligned. Names the address, the space and the nearest buffer."""
+
+    def __init__(self, why: str, address: int | None = None, space: str | None = None,
+                 thread: int | None = None):
+        self.why, self.address, self.space, self.thread = why, address, space, thread
+        where = ", ".join(f"{k} {v}" for k, v in (
+            ("space", space), ("address", hex(address) if address is not None else None),
+            ("thread", thread)) if v is not None)
+        super().__init__(f"{why}" + (f" ({where})" if where else ""))
+
+
+class MisalignedAddress(MemoryAccessError):
+    """An address not aligned to the access size (PTX 6.4.1: undefined; the hardware faults)."""
+
+
+class LaunchConfigError(OperandError):
+    """Grid, block or cluster dimensions (or shared-memory sizes) no B200 launch accepts."""
+
+
+class TensorMapError(OperandError):
+    """A cuTensorMapEncodeTiled parameter the CUDA driver refuses (CUDA_ERROR_INVALID_VALUE)."""
+
+    def __init__(self, field: str, value, why: str):
+        self.field, self.value, self.why = field, value, why
+        super().__init__(f"tensor map: {field} = {value!r}: {why}")
+
+
+class MbarrierError(UndefinedBehavior):
+    """Misuse of an mbarrier object that the PTX ISA leaves undefined (9.7.13.15)."""
+
+    def __init__(self, why: str, address: int | None = None, cta: int | None = None):
+        self.why, self.address, self.cta = why, address, cta
+        where = ", ".join(f"{k} {v}" for k, v in (
+            ("mbarrier", hex(address) if address is not None else None), ("cta", cta))
+            if v is not None)
+        super().__init__(f"{why}" + (f" ({where})" if where else ""))
+
+
+class BarrierError(UndefinedBehavior):
+    """bar / barrier / barrier.cluster misuse the PTX ISA leaves undefined (9.7.13.1, 9.7.13.3)."""
+
+
+class AsyncProxyError(UndefinedBehavior):
+    """Asynchronous-proxy misuse: waiting on or committing operations in a way 9.7.16.6 leaves
+    undefined."""
+
+
+class UnsupportedFeature(PtxsimError, NotImplementedError):
+    """A legal feature ptxsim does not model yet; named so that no result is silently invented."""
+
+
+class StepLimitExceeded(ExecutionError):
+    """The launch ran more warp instructions than its step guard allows (a runaway loop?)."""

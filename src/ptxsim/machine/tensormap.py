@@ -1,0 +1,564 @@
+"""Tensor maps (CUtensorMap) and the tensor / bulk copies of the asynchronous proxy.
+
+`TensorMap.encode_tiled` mirrors the CUDA driver's cuTensorMapEncodeTiled: the same parameters,
+checked against the same documented requirements (cuda.h 13.0, the comment above
+cuTensorMapEncodeTiled; each check below quotes its rule). Dimension 0 is the innermost
+(contiguous) one, as in the driver; `global_strides` are in bytes and omit dimension 0.
+
+`to_bytes()` is ptxsim's 128-byte opaque encoding (the hardware's is undocumented; the PTX ISA
+calls the object opaque, 5.5.x "Tensor-map"), so the executor can keep it in param / const /
+global memory and `tensormap.replace` can edit it.
+
+Tile-mode copies (PTX 9.7.9.25 cp.async.bulk.tensor, 5.5 "Tensors"): the box starts at the
+tensor coordinates, holds ceil(boxDim[i] / elementStrides[i]) elements along dimension i
+(elementStrides[0] is ignored without interleave: "TMA doesn't support the stride for dimension
+zero"), element j of dimension i at coordinate c[i] + j * elementStrides[i]. In shared memory the
+box is dense, dimension 0 fastest, starting at the destination address; the swizzle then permutes
+16-byte chunks by absolute shared-memory address bits, exactly as `isa.smem_layout.
+swizzle_address` does for tcgen05 operands (cuda.h: 128B swizzle "smem[y][x] <-> smem[y][(y % 8)
+^ x]" over int4 chunks of 128-byte rows, 1024-byte aligned). Out-of-bound elements are filled
+with zero (or NaN with CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA) on loads and skipped on
+stores; the complete-tx byte count is always the full box.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, replace as _dc_replace
+
+import numpy as np
+
+from ptxsim.errors import (IllegalInstructionError, MemoryAccessError, OperandError,
+                           TensorMapError, UndefinedBehavior, UnsupportedFeature)
+from ptxsim.isa.smem_layout import swizzle_address
+from ptxsim.machine.memory import GlobalMemory
+
+# CUtensorMapDataType (cuda.h): name -> (enum value, element bytes, floating point?)
+DATA_TYPES: dict[str, tuple[int, int, bool]] = {
+    "uint8": (0, 1, False), "uint16": (1, 2, False), "uint32": (2, 4, False),
+    "int32": (3, 4, False), "uint64": (4, 8, False), "int64": (5, 8, False),
+    "float16": (6, 2, True), "float32": (7, 4, True), "float64": (8, 8, True),
+    "bfloat16": (9, 2, True), "float32_ftz": (10, 4, True), "tfloat32": (11, 4, True),
+    "tfloat32_ftz": (12, 4, True),
+    # packed sub-byte types: 16 x U4 / U6 per 8 or 16 bytes (not modelled yet, see docs)
+    "16u4_align8b": (13, 0, False), "16u4_align16b": (14, 0, False),
+    "16u6_align16b": (15, 0, False),
+}
+INTERLEAVES = {"none": 0, "16B": 1, "32B": 2}
+SWIZZLES = {"none": 0, "32B": 1, "64B": 2, "128B": 3, "128B_atom_32B": 4,
+            "128B_atom_32B_flip_8B": 5, "128B_atom_64B": 6}
+SWIZZLE_SPAN = {"none": None, "32B": 32, "64B": 64, "128B": 128, "128B_atom_32B": 128,
+                "128B_atom_32B_flip_8B": 128, "128B_atom_64B": 128}
+# the shared-memory swizzle each mode applies, by isa.smem_layout name (same address function
+# as the tcgen05 smem descriptors: CuTe Swizzle<3,4,3>, <2,4,3>, <1,4,3>, <2,5,2>)
+_SMEM_SWIZZLE = {"none": "none", "32B": "32B", "64B": "64B", "128B": "128B",
+                 "128B_atom_32B": "128B_base32B"}
+L2_PROMOTIONS = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
+OOB_FILLS = {"none": 0, "nan_request_zero_fma": 1}
+# NaN OOB fill: the driver says only "a special NaN constant". Measured on an H200 (sm_90a):
+# the 16-bit pattern 0x7FF7 repeated, i.e. f16/bf16 0x7FF7 and f32 0x7FF77FF7
+# (tests/machine/test_tma_hardware.py cases 9-11)
+OOB_NAN_PATTERN = np.array([0xF7, 0x7F], np.uint8)
+
+_NUMPY_TO_TMA = {"uint8": "uint8", "int8": "uint8", "uint16": "uint16", "int16": "uint16",
+                 "uint32": "uint32", "int32": "int32", "uint64": "uint64", "int64": "int64",
+                 "float16": "float16", "float32": "float32", "float64": "float64",
+                 "bfloat16": "bfloat16", "float8_e4m3fn": "uint8", "float8_e5m2": "uint8"}
+
+MAGIC = b"PSTM"
+SIZE = 128           # sizeof(CUtensorMap)
+ALIGN = 64           # "tensorMap address must be aligned to 64 bytes"
+
+
+def _enum(table: dict, value, field: str, prefix: str) -> str:
+    """Accept 'none', 'CU_TENSOR_MAP_SWIZZLE_128B', or the enum integer."""
+    if isinstance(value, (int, np.integer)):
+        for k, v in table.items():
+            if v == value:
+                return k
+    elif isinstance(value, str):
+        v = value.removeprefix(prefix)
+        for k in table:
+            if k.lower() == v.lower():
+                return k
+    raise TensorMapError(field, value, f"not one of {', '.join(table)}")
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    dtype: str
+    global_address: object            # int device address, or an array bound at launch
+    global_dim: tuple[int, ...]
+    global_strides: tuple[int, ...]   # bytes, dimensions 1 .. rank-1
+    box_dim: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    interleave: str = "none"
+    swizzle: str = "none"
+    l2_promotion: str = "none"
+    oob_fill: str = "none"
+
+    # -- construction ----------------------------------------------------------------------------
+    @classmethod
+    def encode_tiled(cls, dtype, rank: int, global_address, global_dim, global_strides, box_dim,
+                     element_strides=None, interleave="none", swizzle="none",
+                     l2_promotion="none", oob_fill="none") -> "TensorMap":
+        """cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
+        globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)."""
+        dtype = _enum({k: v[0] for k, v in DATA_TYPES.items()}, dtype, "tensorDataType",
+                      "CU_TENSOR_MAP_DATA_TYPE_")
+        tm = cls(dtype, global_address, tuple(int(x) for x in global_dim),
+                 tuple(int(x) for x in global_strides), tuple(int(x) for x in box_dim),
+                 tuple(int(x) for x in (element_strides if element_strides is not None
+                                        else [1] * len(box_dim))),
+                 _enum(INTERLEAVES, interleave, "interleave", "CU_TENSOR_MAP_INTERLEAVE_"),
+                 _enum(SWIZZLES, swizzle, "swizzle", "CU_TENSOR_MAP_SWIZZLE_"),
+                 _enum(L2_PROMOTIONS, l2_promotion, "l2Promotion",
+                       "CU_TENSOR_MAP_L2_PROMOTION_L2_"),
+                 _enum(OOB_FILLS, oob_fill, "oobFill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_"))
+        if tm.rank != rank:
+            raise TensorMapError("tensorRank", rank, f"globalDim has {tm.rank} entries")
+        tm.validate()
+        return tm
+
+    @classmethod
+    def for_array(cls, array, box, *, swizzle="none", oob_fill="none", element_strides=None,
+                  dtype=None, l2_promotion="none") -> "TensorMap":
+        """Convenience: a C-ordered numpy array / tensor of shape (..., d1, d0) becomes a tensor
+        map with globalDim = (d0, d1, ...) and byte strides from the array; `box` is given in
+        the same innermost-first order as the driver's boxDim."""
+        a = array.numpy() if type(array).__module__.startswith("torch") else np.asarray(array)
+        name = dtype or _NUMPY_TO_TMA.get(a.dtype.name)
+        if name is None:
+            raise TensorMapError("tensorDataType", a.dtype.name, "no CUtensorMapDataType for "
+                                 "this numpy dtype; pass dtype=")
+        dims = tuple(reversed(a.shape))
+        strides = tuple(reversed(a.strides))[1:]
+        return cls.encode_tiled(name, a.ndim, array, dims, strides, box, element_strides,
+                                "none", swizzle, l2_promotion, oob_fill)
+
+    def validate(self) -> None:
+        """The documented requirements of cuTensorMapEncodeTiled (cuda.h 13.0)."""
+        r = self.rank
+        code, esize, is_float = DATA_TYPES[self.dtype]
+        # "tensorRank must be non-zero and less than or equal to ... 5. If interleave is not
+        #  NONE, then tensorRank must additionally be greater than or equal to 3."
+        if not 1 <= r <= 5:
+            raise TensorMapError("tensorRank", r, "must be 1 .. 5")
+        if self.interleave != "none" and r < 3:
+            raise TensorMapError("tensorRank", r, "must be >= 3 with interleave")
+        for name, seq, n in (("globalStrides", self.global_strides, r - 1),
+                             ("boxDim", self.box_dim, r), ("elementStrides",
+                                                           self.element_strides, r)):
+            if len(seq) != n:
+                raise TensorMapError(name, seq, f"needs {n} entries for rank {r}")
+        # "globalAddress ... must be 16 byte aligned ... 32 byte aligned" with INTERLEAVE_32B
+        if isinstance(self.global_address, (int, np.integer)):
+            al = 32 if self.interleave == "32B" or code in (14, 15) else 16
+            if self.global_address % al:
+                raise TensorMapError("globalAddress", hex(self.global_address),
+                                     f"must be {al}-byte aligned")
+        # "globalDim ... must be non-zero and less than or equal to 2^32"
+        for i, d in enumerate(self.global_dim):
+            if not 1 <= d <= 2**32:
+                raise TensorMapError(f"globalDim[{i}]", d, "must be 1 .. 2^32")
+        # "globalStrides ... must be a multiple of 16 and less than 2^40" (32 with INTERLEAVE_32B)
+        m = 32 if self.interleave == "32B" or code in (14, 15) else 16
+        for i, s in enumerate(self.global_strides):
+            if s % m or not 0 <= s < 2**40:
+                raise TensorMapError(f"globalStrides[{i}]", s,
+                                     f"must be a multiple of {m} and less than 2^40")
+        # "boxDim ... must be non-zero and less than or equal to 256"; without interleave
+        # "boxDim[0] * elementSizeInBytes(tensorDataType) must be a multiple of 16 bytes"
+        for i, b in enumerate(self.box_dim):
+            if not 1 <= b <= 256:
+                raise TensorMapError(f"boxDim[{i}]", b, "must be 1 .. 256")
+        if self.interleave == "none" and esize and (self.box_dim[0] * esize) % 16:
+            raise TensorMapError("boxDim[0]", self.box_dim[0],
+                                 f"boxDim[0] * {esize} bytes must be a multiple of 16")
+        # "elementStrides ... must be non-zero and less than or equal to 8"
+        for i, e in enumerate(self.element_strides):
+            if not 1 <= e <= 8:
+                raise TensorMapError(f"elementStrides[{i}]", e, "must be 1 .. 8")
+        # "When interleave is NONE and swizzle is not NONE, the bounding box inner dimension ...
+        #  must be less than or equal to the swizzle size."
+        span = SWIZZLE_SPAN[self.swizzle]
+        if self.interleave == "none" and span and esize and self.box_dim[0] * esize > span:
+            raise TensorMapError("boxDim[0]", self.box_dim[0],
+                                 f"inner box of {self.box_dim[0] * esize} bytes exceeds the "
+                                 f"{span}-byte swizzle span of {self.swizzle}")
+        # "When interleave is INTERLEAVE_32B, swizzle must be SWIZZLE_32B."
+        if self.interleave == "32B" and self.swizzle != "32B":
+            raise TensorMapError("swizzle", self.swizzle, "INTERLEAVE_32B requires SWIZZLE_32B")
+        # "FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA can only be used when tensorDataType represents
+        #  a floating-point data type"
+        if self.oob_fill != "none" and not is_float:
+            raise TensorMapError("oobFill", self.oob_fill, "NaN fill needs a floating-point type")
+
+    # -- derived sizes ---------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return len(self.global_dim)
+
+    @property
+    def element_bytes(self) -> int:
+        return DATA_TYPES[self.dtype][1]
+
+    @property
+    def box_elements(self) -> tuple[int, ...]:
+        """Elements the box holds along each dimension: ceil(boxDim / elementStrides), with
+        elementStrides[0] ignored without interleave."""
+        es = self.effective_element_strides
+        return tuple(math.ceil(b / e) for b, e in zip(self.box_dim, es))
+
+    @property
+    def effective_element_strides(self) -> tuple[int, ...]:
+        es = list(self.element_strides)
+        if self.interleave == "none":
+            es[0] = 1
+        return tuple(es)
+
+    @property
+    def box_bytes(self) -> int:
+        return math.prod(self.box_elements) * self.element_bytes
+
+    # -- binding and binary form -----------------------------------------------------------------
+    def bind(self, gmem: GlobalMemory, name: str | None = None) -> "TensorMap":
+        """Map an array-valued globalAddress into `gmem` (once) and return the bound map."""
+        a = self.global_address
+        if isinstance(a, (int, np.integer)):
+            return self
+        try:
+            addr = gmem.address_of(a)
+        except OperandError:
+            addr = gmem.map(a, name)
+        tm = _dc_replace(self, global_address=int(addr))
+        tm.validate()
+        return tm
+
+    def to_bytes(self) -> bytes:
+        """ptxsim's 128-byte CUtensorMap image (layout in docs/machine.md)."""
+        if not isinstance(self.global_address, (int, np.integer)):
+            raise OperandError("bind the tensor map to global memory (TensorMap.bind) before "
+                               "encoding it")
+        pad = lambda seq, n, v: list(seq) + [v] * (n - len(seq))  # noqa: E731
+        head = struct.pack("<4sBBBBBBBBIQ", MAGIC, 1, DATA_TYPES[self.dtype][0], self.rank,
+                           INTERLEAVES[self.interleave], SWIZZLES[self.swizzle],
+                           L2_PROMOTIONS[self.l2_promotion], OOB_FILLS[self.oob_fill], 0, 0,
+                           int(self.global_address))
+        body = struct.pack("<5I4x4Q5B5B", *pad([d - 1 for d in self.global_dim], 5, 0),
+                           *pad(self.global_strides, 4, 0), *pad([b - 1 for b in self.box_dim],
+                                                                 5, 0),
+                           *pad([e - 1 for e in self.element_strides], 5, 0))
+        out = head + body
+        return out + bytes(SIZE - len(out))
+
+    @classmethod
+    def from_bytes(cls, blob) -> "TensorMap":
+        blob = bytes(np.asarray(blob, np.uint8).tobytes() if not isinstance(blob, bytes)
+                     else blob)
+        if len(blob) != SIZE or blob[:4] != MAGIC:
+            raise UndefinedBehavior("the 128 bytes used as a tensor map are not a tensor map "
+                                    "(ptxsim.TensorMap image); a garbage CUtensorMap is undefined")
+        _, ver, code, rank, il, sw, l2, oob, _, _, addr = struct.unpack_from("<4sBBBBBBBBIQ", blob)
+        vals = struct.unpack_from("<5I4x4Q5B5B", blob, 24)
+        inv = lambda t, v: next(k for k, x in t.items() if x == v)  # noqa: E731
+        tm = cls(inv({k: v[0] for k, v in DATA_TYPES.items()}, code), addr,
+                 tuple(d + 1 for d in vals[0:5][:rank]), tuple(vals[5:9][:rank - 1]),
+                 tuple(b + 1 for b in vals[9:14][:rank]),
+                 tuple(e + 1 for e in vals[14:19][:rank]), inv(INTERLEAVES, il),
+                 inv(SWIZZLES, sw), inv(L2_PROMOTIONS, l2), inv(OOB_FILLS, oob))
+        return tm
+
+    def replaced(self, field: str, value, ordinal: int | None = None) -> "TensorMap":
+        """tensormap.replace.tile.<field>: the map with one field changed (natural values:
+        dims and strides as numbers, modes by name). Re-validated like the driver would."""
+        scalar = {"global_address": "global_address", "elemtype": "dtype",
+                  "interleave_layout": "interleave", "swizzle_mode": "swizzle",
+                  "fill_mode": "oob_fill"}
+        vector = {"global_dim": "global_dim", "global_stride": "global_strides",
+                  "box_dim": "box_dim", "element_stride": "element_strides"}
+        if field in scalar:
+            tm = _dc_replace(self, **{scalar[field]: value})
+        elif field in vector:
+            seq = list(getattr(self, vector[field]))
+            if ordinal is None or not 0 <= ordinal < len(seq):
+                raise OperandError(f"tensormap.replace.{field}: ordinal {ordinal} outside "
+                                   f"0..{len(seq) - 1}")
+            seq[ordinal] = int(value)
+            tm = _dc_replace(self, **{vector[field]: tuple(seq)})
+        elif field == "rank":
+            r = int(value)
+            grow = lambda seq, n, v: tuple(list(seq)[:n] + [v] * (n - len(seq)))  # noqa: E731
+            tm = _dc_replace(self, global_dim=grow(self.global_dim, r, 1),
+                             global_strides=grow(self.global_strides, r - 1,
+                                                 self.global_strides[-1] if self.global_strides
+                                                 else 16),
+                             box_dim=grow(self.box_dim, r, 1),
+                             element_strides=grow(self.element_strides, r, 1))
+        else:
+            raise OperandError(f"tensormap.replace: unknown field '{field}'")
+        tm.validate()
+        return tm
+
+    # -- element addressing ----------------------------------------------------------------------
+    def box_coordinates(self, coords) -> np.ndarray:
+        """(rank, N) global coordinates of the N box elements in shared-memory order
+        (dimension 0 fastest)."""
+        c = [int(x) for x in coords]
+        if len(c) != self.rank:
+            raise OperandError(f"{len(c)} tensor coordinates for a rank-{self.rank} tensor map")
+        es = self.effective_element_strides
+        axes = [c[i] + es[i] * np.arange(n, dtype=np.int64)
+                for i, n in enumerate(self.box_elements)]
+        grids = np.meshgrid(*axes[::-1], indexing="ij")     # outermost first = C order
+        return np.stack([g.ravel() for g in grids[::-1]])
+
+    def _check_copy(self, coords) -> list[int]:
+        if self.interleave != "none":
+            raise UnsupportedFeature(f"tensor maps with interleave {self.interleave}")
+        if self.swizzle not in _SMEM_SWIZZLE:
+            raise UnsupportedFeature(f"swizzle mode {self.swizzle} (its shared-memory pattern is "
+                                     "not established)")
+        if not self.element_bytes:
+            raise UnsupportedFeature(f"packed tensor-map type {self.dtype}")
+        if not isinstance(self.global_address, (int, np.integer)):
+            raise OperandError("tensor map not bound to global memory")
+        c = [int(x) for x in coords]
+        if len(c) != self.rank:
+            raise OperandError(f"{len(c)} tensor coordinates for a rank-{self.rank} tensor map")
+        if (c[0] * self.element_bytes) % 16:
+            # measured on an H200 (sm_90a): a box whose first element is not 16-byte aligned in
+            # global memory stops the kernel with "an illegal instruction was encountered"
+            raise IllegalInstructionError(f"cp.async.bulk.tensor: inner coordinate {c[0]} x "
+                            f"{self.element_bytes} bytes is not a multiple of 16; the TMA unit "
+                            "faults (illegal instruction, measured on sm_90a)")
+        return c
+
+    @property
+    def smem_row_pitch(self) -> int:
+        """Bytes between successive box rows (dimension-0 runs) in shared memory: the inner box
+        bytes without swizzle; the whole swizzle span with one, the row padded (measured on an
+        H200, tests/machine/test_tma_hardware.py cases 6-7)."""
+        span = SWIZZLE_SPAN[self.swizzle]
+        return span if span else self.box_elements[0] * self.element_bytes
+
+    @property
+    def smem_footprint(self) -> int:
+        """Shared-memory bytes the box covers (>= box_bytes when rows are padded)."""
+        return math.prod(self.box_elements[1:]) * self.smem_row_pitch
+
+
+def _check_smem_window(smem: np.ndarray, start: int, nbytes: int, align: int, what: str):
+    if start % align:
+        raise MemoryAccessError(f"{what}: shared-memory address must be {align}-byte aligned",
+                                address=start, space="shared::cta")
+    if start < 0 or start + nbytes > smem.size:
+        raise MemoryAccessError(f"{what}: {nbytes} bytes at {start:#x} leave the CTA's "
+                                f"{smem.size} bytes of shared memory", address=start,
+                                space="shared::cta")
+
+
+def _row_plan(tmap: TensorMap, coords, gmem: GlobalMemory):
+    """Row-granular plan of a tile copy; rows are the box's dimension-0 runs in shared-memory
+    order. Returns (valid (R, n0) bool, row byte offset in its buffer (R,), buffer per row (R,),
+    inner byte offsets (n0,) relative to the row)."""
+    c = tmap._check_copy(coords)
+    e, n = tmap.element_bytes, tmap.box_elements
+    es = tmap.effective_element_strides
+    inner = c[0] + np.arange(n[0], dtype=np.int64)
+    inner_ok = (inner >= 0) & (inner < tmap.global_dim[0])
+    if tmap.rank > 1:
+        axes = [c[i] + es[i] * np.arange(n[i], dtype=np.int64) for i in range(1, tmap.rank)]
+        grids = np.meshgrid(*axes[::-1], indexing="ij")
+        outer = np.stack([g.ravel() for g in grids[::-1]])              # (rank-1, R)
+        dims = np.array(tmap.global_dim[1:], np.int64)[:, None]
+        row_ok = ((outer >= 0) & (outer < dims)).all(axis=0)
+        strides = np.array(tmap.global_strides, np.int64)[:, None]
+        row_addr = int(tmap.global_address) + (outer * strides).sum(axis=0)
+    else:
+        row_ok = np.ones(1, bool)
+        row_addr = np.array([int(tmap.global_address)], np.int64)
+    valid = row_ok[:, None] & inner_ok[None, :]
+    buf = np.zeros(row_addr.size, np.int64)
+    off = np.zeros(row_addr.size, np.int64)
+    if valid.any():
+        lo, hi = inner[inner_ok][0] * e, (inner[inner_ok][-1] + 1) * e - 1
+        b_first, _ = gmem.locate((row_addr[row_ok] + lo).astype(np.uint64), 1)
+        b_last, _ = gmem.locate((row_addr[row_ok] + hi).astype(np.uint64), 1)
+        if (b_first != b_last).any():
+            bad = row_addr[row_ok][np.argmax(b_first != b_last)] + hi
+            raise MemoryAccessError("a box row of cp.async.bulk.tensor spans two global buffers: "
+                                    f"{gmem.describe(int(bad))}", address=int(bad),
+                                    space="global")
+        buf[row_ok] = b_first
+        bases = np.array([b.base for b in gmem.buffers], np.int64)
+        off[row_ok] = row_addr[row_ok] - bases[b_first]
+    return valid, off, buf, inner * e
+
+
+def _gather_index(off, inner_bytes, e):
+    return (off[:, None] + inner_bytes[None, :])[:, :, None] + np.arange(e)
+
+
+def _chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
+    """16-byte chunk numbers (rows, K) of the box in shared memory, swizzled."""
+    k = tmap.box_elements[0] * tmap.element_bytes // 16
+    lin = start + np.arange(rows)[:, None] * tmap.smem_row_pitch + 16 * np.arange(k)[None, :]
+    return swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
+
+
+def _chunks(smem: np.ndarray) -> np.ndarray:
+    return smem[: smem.size // 16 * 16].reshape(-1, 16)
+
+
+def tma_load_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
+                  dst: int) -> int:
+    """cp.async.bulk.tensor.Nd.shared::cluster.global.tile: copy the box at `coords` into one
+    CTA's shared memory `smem` (1-D uint8) at offset `dst`. Returns the complete-tx bytes."""
+    # PTX 9.7.9.25: the shared-memory destination must be 128-byte aligned
+    _check_smem_window(smem, dst, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
+    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
+    e = tmap.element_bytes
+    rows, n0 = valid.shape
+    if valid.all() and (buf == buf[0]).all():       # the whole box inside one buffer
+        data = gmem.buffers[buf[0]].u8[(off + inner_bytes[0])[:, None] + np.arange(n0 * e)]
+    else:
+        idx = _gather_index(off, inner_bytes, e)
+        data = np.empty(idx.shape, np.uint8)
+        for b in np.unique(buf[valid.any(axis=1)]):
+            sel = (buf == b)[:, None] & valid
+            data[sel] = gmem.buffers[b].u8[idx[sel]]
+        data[~valid] = (np.resize(OOB_NAN_PATTERN, e) if tmap.oob_fill == "nan_request_zero_fma"
+                        else 0)
+    _chunks(smem)[_chunk_index(tmap, dst, rows)] = data.reshape(rows, -1, 16)
+    return tmap.box_bytes
+
+
+def tma_store_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
+                   src: int) -> int:
+    """cp.async.bulk.tensor.Nd.global.shared::cta.tile: write the box from shared memory at `src`
+    to global memory at `coords`; out-of-bound elements are not written."""
+    _check_smem_window(smem, src, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
+    if min(int(c) for c in coords) < 0:
+        # measured on an H200 (sm_90a): a tile store with any negative coordinate stops the
+        # kernel with "an illegal instruction was encountered" (boxes beyond the far edge are
+        # fine and clipped); tests/machine/test_tma_hardware.py
+        raise IllegalInstructionError(f"cp.async.bulk.tensor store at coordinates "
+                                      f"{tuple(int(c) for c in coords)}: a negative coordinate "
+                                      "faults (illegal instruction, measured on sm_90a)")
+    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
+    e = tmap.element_bytes
+    rows, n0 = valid.shape
+    data = _chunks(smem)[_chunk_index(tmap, src, rows)].reshape(rows, n0, e)
+    if valid.all() and (buf == buf[0]).all():
+        gmem.buffers[buf[0]].u8[(off + inner_bytes[0])[:, None] + np.arange(n0 * e)] = \
+            data.reshape(rows, -1)
+        return tmap.box_bytes
+    idx = _gather_index(off, inner_bytes, e)
+    for b in np.unique(buf[valid.any(axis=1)]):
+        sel = (buf == b)[:, None] & valid
+        gmem.buffers[b].u8[idx[sel]] = data[sel]
+    return tmap.box_bytes
+
+
+# -------------------------------------------------------------------------------------------------
+# cp.async.bulk (non-tensor) and multicast
+# -------------------------------------------------------------------------------------------------
+def _bulk_checks(size: int, *addrs):
+    # PTX 9.7.9.24 cp.async.bulk: "size ... multiple of 16"; addresses 16-byte aligned
+    if size <= 0 or size % 16:
+        raise OperandError(f"cp.async.bulk size {size} must be a positive multiple of 16")
+    for a in addrs:
+        if a % 16:
+            raise MemoryAccessError("cp.async.bulk address not 16-byte aligned", address=a)
+
+
+def bulk_global_to_shared(gmem: GlobalMemory, src: int, smem: np.ndarray, dst: int,
+                          size: int) -> int:
+    """cp.async.bulk.shared::cta/cluster.global: `size` bytes; returns complete-tx bytes."""
+    _bulk_checks(size, src, dst)
+    _check_smem_window(smem, dst, size, 16, "cp.async.bulk")
+    smem[dst:dst + size] = gmem.read_block(src, size)
+    return size
+
+
+def bulk_shared_to_global(smem: np.ndarray, src: int, gmem: GlobalMemory, dst: int,
+                          size: int) -> int:
+    """cp.async.bulk.global.shared::cta (bulk_group completion)."""
+    _bulk_checks(size, src, dst)
+    _check_smem_window(smem, src, size, 16, "cp.async.bulk")
+    gmem.write_block(dst, smem[src:src + size])
+    return size
+
+
+def bulk_shared_to_shared(src_smem: np.ndarray, src: int, dst_smem: np.ndarray, dst: int,
+                          size: int) -> int:
+    """cp.async.bulk.shared::cluster.shared::cta: CTA-to-CTA copy inside a cluster."""
+    _bulk_checks(size, src, dst)
+    _check_smem_window(src_smem, src, size, 16, "cp.async.bulk")
+    _check_smem_window(dst_smem, dst, size, 16, "cp.async.bulk")
+    dst_smem[dst:dst + size] = src_smem[src:src + size]
+    return size
+
+
+def multicast_ranks(cta_mask: int, cluster_size: int) -> list[int]:
+    """Destination %cluster_ctarank values of a 16-bit ctaMask (PTX 9.7.9.25: bit i = rank i).
+    A bit naming a CTA outside the cluster is undefined."""
+    if not 0 <= cta_mask < 1 << 16:
+        raise OperandError(f"ctaMask {cta_mask:#x} is not a 16-bit value")
+    if cta_mask >> cluster_size:
+        raise UndefinedBehavior(f"ctaMask {cta_mask:#06x} names CTA ranks beyond the cluster of "
+                                f"{cluster_size}")
+    return [r for r in range(cluster_size) if cta_mask >> r & 1]
+
+
+# -------------------------------------------------------------------------------------------------
+# Issuing a TMA load into the asynchronous proxy (destination CTAs and mbarrier signals)
+# -------------------------------------------------------------------------------------------------
+def tma_load_targets(cta: int, dst_cta: int, mbar_cta: int, cluster_size: int,
+                     cta_mask: int | None = None, cta_group: int = 1) -> list[tuple[int, int]]:
+    """(destination CTA, CTA whose mbarrier gets the complete-tx) for each copy of a
+    cp.async.bulk.tensor load, CTA numbers as in SharedMemory (cluster-consecutive).
+    PTX 9.7.9.25: without multicast the data goes to `dst_cta` (the CTA the shared::cluster
+    destination names) and the signal to `mbar_cta`. With .multicast::cluster the data goes to
+    the same offset in every CTA of `cta_mask`; with .cta_group::1 the signal goes to the same
+    mbarrier offset in each destination CTA, with .cta_group::2 to the destination CTA or its
+    peer, whichever has the %cluster_ctarank parity of the CTA holding `mbar`."""
+    if cta_mask is None:
+        return [(dst_cta, mbar_cta)]
+    first = cta - cta % cluster_size
+    out = []
+    for r in multicast_ranks(cta_mask, cluster_size):
+        if cta_group == 1:
+            out.append((first + r, first + r))
+        elif cta_group == 2:
+            out.append((first + r, first + ((r & ~1) | (mbar_cta % cluster_size & 1))))
+        else:
+            raise OperandError(f".cta_group::{cta_group} does not exist (1 or 2)")
+    return out
+
+
+def issue_tma_load(proxy, issuer, tmap: TensorMap, coords, memory, mbarriers, *, cta: int,
+                   dst, mbar, cta_mask: int | None = None, cta_group: int = 1,
+                   what: str = "cp.async.bulk.tensor"):
+    """Queue one cp.async.bulk.tensor tile load on `proxy` (machine.async_proxy.AsyncProxy):
+    at completion every destination CTA's shared memory receives the box and its mbarrier a
+    complete-tx of the box bytes. `dst` and `mbar` are shared::cluster addresses of the
+    executing CTA `cta` (plain shared::cta offsets name `cta` itself)."""
+    shared = memory.shared
+    (dcta,), (doff,) = shared.resolve_cluster([dst], [cta])
+    (mcta,), (moff,) = shared.resolve_cluster([mbar], [cta])
+    if cta_mask is not None and cta_group == 1 and mcta != dcta:
+        raise UndefinedBehavior("cp.async.bulk.tensor .cta_group::1: the mbarrier must be in the "
+                                "same CTA as the shared-memory destination")
+    targets = tma_load_targets(cta, int(dcta), int(mcta), shared.cluster_size, cta_mask,
+                               cta_group)
+    ops = []
+    for data_cta, sig_cta in targets:
+        ops.append(proxy.issue(
+            issuer, "bulk",
+            perform=lambda c=data_cta: tma_load_tile(tmap, coords, memory.global_,
+                                                     shared.cta_view(c), int(doff)),
+            signal=lambda c=sig_cta: mbarriers.complete_tx(c, int(moff), tmap.box_bytes),
+            what=what))
+    return ops
