@@ -193,3 +193,12 @@ class UnsupportedFeature(PtxsimError, NotImplementedError):
 
 class StepLimitExceeded(ExecutionError):
     """The launch ran more warp instructions than its step guard allows (a runaway loop?)."""
+
+
+class StackOverflowError(ExecutionError):
+    """alloca asked for more than the thread's remaining stack (9.7.17.3)."""
+
+    def __init__(self, thread: int, requested: int, available: int):
+        self.thread, self.requested, self.available = thread, requested, available
+        super().__init__(f"alloca overflows the stack of thread {thread}: {requested} bytes "
+                         f"(with alignment) requested, {available} available")

@@ -1,0 +1,482 @@
+"""PTX video instructions (PTX ISA 9.7.18): scalar vadd vsub vabsdiff vmin vmax vshl vshr vmad vset
+and SIMD vadd2/4 vsub2/4 vavrg2/4 vabsdiff2/4 vmin2/4 vmax2/4 vset2/4.
+
+Pure, vectorised functions over uint32 register arrays (one element per thread), a legality table
+transcribed from the spec, and a small text front end::
+
+    ins = parse("vadd.s32.u32.s32.sat.add %r1, %r2.b0, %r3.h1, %r4;")
+    d = evaluate(ins, a, b, c, d_old)            # uint32 array
+    execute("vadd.u32.u32.u32 %d, %a, %b;", {"%a": ..., "%b": ...})  -> {"%d": ...}
+
+The spec's pseudocode is followed except where the hardware vectors recorded on an H200
+(tests/data/hw/video_sm90.npz, replayed by tests/isa/test_video_hw.py) disagree; each such place
+is marked ``HW:`` below and listed in docs/video.md.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptxsim.errors import OperandError, PtxValidationError  # noqa: F401 (re-exported)
+
+# ---------------------------------------------------------------- legality (9.7.18.1, 9.7.18.2)
+TYPES = ("u32", "s32")
+SCALAR_OPS = ("vadd", "vsub", "vabsdiff", "vmin", "vmax")           # 9.7.18.1.1
+SHIFT_OPS = ("vshl", "vshr")                                         # 9.7.18.1.2
+SIMD_OPS = ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax")     # 9.7.18.2.1 / .3
+CMPS = ("eq", "ne", "lt", "le", "gt", "ge")                          # 9.7.18.1.4, 9.7.18.2.2 / .4
+SECOPS = ("add", "min", "max")                                       # .op2 / .secop
+SCALAR_SELS = ("b0", "b1", "b2", "b3", "h0", "h1")                   # .asel .bsel .dsel
+MASKS2 = ("h0", "h1", "h10")                                         # 9.7.18.2.1, default h10
+MASKS4 = ("b0", "b1", "b10", "b2", "b20", "b21", "b210", "b3", "b30", "b31", "b310", "b32",
+          "b320", "b321", "b3210")                                   # 9.7.18.2.3, default b3210
+SCALES = ("shr7", "shr15")                                           # 9.7.18.1.3
+MODES = ("clamp", "wrap")                                            # 9.7.18.1.2
+# Spec-legal byte selectors that ptxas 13.0 rejects with "Parsing error near '.b1024'"
+# (measured: hw/build_record/legality.json); ptxsim rejects them too, naming the cause.
+PTXAS_UNLEXABLE_SELECTORS = frozenset({"b1024"})
+# Target ISA notes: scalar video sm_20, SIMD video sm_30; PTX ISA 2.0 / 3.0
+MIN_TARGET = {"scalar": 20, "simd": 30}
+MIN_PTX = {"scalar": (2, 0), "simd": (3, 0)}
+
+
+@dataclass(frozen=True)
+class VideoInstruction:
+    op: str                    # vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vavrg
+    width: int                 # 1 scalar, 2 or 4 SIMD lanes
+    dtype: str                 # u32/s32 ("u32" for vset: its result is unsigned)
+    atype: str
+    btype: str
+    sat: bool = False
+    secop: str | None = None   # scalar .add/.min/.max; SIMD "add" = accumulate
+    dsel: str | None = None    # scalar merge selector
+    mask: str | None = None    # SIMD mask (None = default)
+    asel: str | None = None
+    bsel: str | None = None
+    cmp: str | None = None
+    mode: str | None = None    # vshl/vshr
+    scale: str | None = None   # vmad
+    po: bool = False           # vmad
+    neg_a: bool = False
+    neg_b: bool = False
+    neg_c: bool = False
+    regs: tuple = ()           # (d, a, b, c|None) register names
+    text: str = ""
+
+
+_OPC = re.compile(r"^(vadd|vsub|vabsdiff|vmin|vmax|vshl|vshr|vmad|vset|vavrg)(2|4)?$")
+_OPND = re.compile(r"^(-?)(%?[A-Za-z_$][\w$]*)(?:\.(\w+))?$")
+
+
+def _err(text, msg):
+    return PtxValidationError(f"{msg} in '{text.strip()}'")
+
+
+def parse(text: str) -> VideoInstruction:
+    """Parse and validate one video instruction (legality per 9.7.18; raises PtxValidationError)."""
+    t = text.strip().rstrip(";").strip()
+    m = re.match(r"^(\S+)\s+(.*)$", t)
+    if not m:
+        raise _err(text, "expected 'opcode operands'")
+    parts = m.group(1).split(".")
+    om = _OPC.match(parts[0])
+    if not om:
+        raise _err(text, f"'{parts[0]}' is not a video instruction")
+    op, width = om.group(1), int(om.group(2) or 1)
+    if width == 1 and op == "vavrg":
+        raise _err(text, "vavrg exists only as vavrg2 / vavrg4 (9.7.18.2)")
+    if width > 1 and op in ("vshl", "vshr", "vmad"):
+        raise _err(text, f"{op} has no SIMD form (9.7.18.2)")
+    quals = parts[1:]
+    ntypes = 2 if op == "vset" else 3
+    types, rest = quals[:ntypes], quals[ntypes:]
+    if len(types) < ntypes or any(x not in TYPES for x in types):
+        raise _err(text, f"{parts[0]} needs {ntypes} types from .u32/.s32 "
+                   f"({'atype.btype' if op == 'vset' else 'dtype.atype.btype'})")
+    if op == "vset":
+        dtype, atype, btype = "u32", types[0], types[1]
+    else:
+        dtype, atype, btype = types
+    if op in SHIFT_OPS and btype != "u32":
+        raise _err(text, f"{op} requires btype .u32 (9.7.18.1.2)")
+    kw: dict = {}
+    seen = set()
+    for q in rest:
+        if q in seen:
+            raise _err(text, f"qualifier .{q} repeated")
+        seen.add(q)
+        if q == "sat" and op != "vset":
+            kw["sat"] = True
+        elif q in SECOPS and (width == 1 or q == "add"):
+            kw["secop"] = q
+        elif q in CMPS and op == "vset":
+            kw["cmp"] = q
+        elif q in MODES and op in SHIFT_OPS:
+            kw["mode"] = q
+        elif q in SCALES and op == "vmad":
+            kw["scale"] = q
+        elif q == "po" and op == "vmad":
+            kw["po"] = True
+        else:
+            raise _err(text, f"qualifier .{q} is not allowed on {parts[0]}")
+    if op == "vset" and "cmp" not in kw:
+        raise _err(text, "vset needs a comparison .eq/.ne/.lt/.le/.gt/.ge")
+    if op in SHIFT_OPS and "mode" not in kw:
+        raise _err(text, f"{op} needs .clamp or .wrap (9.7.18.1.2)")
+    if op == "vmad" and "secop" in kw:
+        raise _err(text, "vmad has no secondary operation")
+    if width > 1 and kw.get("sat") and kw.get("secop"):
+        # 9.7.18.2.1: "Saturation cannot be used with the secondary accumulate operation."
+        raise _err(text, "Illegal combination of .sat and .add modifiers")
+    ops = [o.strip() for o in m.group(2).split(",")]
+    parsed = []
+    for o in ops:
+        pm = _OPND.match(o)
+        if not pm:
+            raise _err(text, f"bad operand '{o}'")
+        parsed.append(pm.groups())
+    if op == "vmad":
+        if len(parsed) != 4:
+            raise _err(text, "vmad takes d, a, b, c")
+    elif width > 1:
+        if len(parsed) != 4:
+            raise _err(text, f"{parts[0]} takes d{{.mask}}, a{{.asel}}, b{{.bsel}}, c")
+    elif len(parsed) not in (3, 4):
+        raise _err(text, f"{parts[0]} takes d, a, b or d, a, b, c")
+    negs = [p[0] == "-" for p in parsed]
+    if op == "vmad":
+        na, nb, nc = negs[1], negs[2], negs[3]
+        if negs[0]:
+            raise _err(text, "the destination cannot be negated")
+        if (na ^ nb) and nc:
+            raise _err(text, "Operand negation limited to either (source A xor source B) or source C")
+        if kw.get("po") and (na or nb or nc):
+            raise _err(text, "source operands may not be negated in .po mode (9.7.18.1.3)")
+        kw.update(neg_a=na, neg_b=nb, neg_c=nc)
+    elif any(negs):
+        raise _err(text, f"operand negation is only allowed on vmad")
+    dsel_or_mask, asel, bsel = parsed[0][2], parsed[1][2], parsed[2][2]
+    csel = parsed[3][2] if len(parsed) == 4 else None
+    if csel:
+        raise _err(text, "operand c takes no selector")
+    if width == 1:
+        for nm, s in (("asel", asel), ("bsel", bsel), ("dsel", dsel_or_mask)):
+            if s is not None and s not in SCALAR_SELS:
+                raise _err(text, f".{s} is not a valid .{nm} (b0..b3, h0, h1)")
+        if op == "vmad" and dsel_or_mask:
+            raise _err(text, "vmad has no destination selector")
+        has_c = len(parsed) == 4
+        if op != "vmad":
+            if dsel_or_mask and kw.get("secop"):
+                raise _err(text, "a destination selector (merge) and a secondary operation exclude each other")
+            if (dsel_or_mask or kw.get("secop")) and not has_c:
+                raise _err(text, "merge / secondary operation needs operand c")
+            if has_c and not (dsel_or_mask or kw.get("secop")):
+                raise _err(text, "operand c is used only with a merge .dsel or a secondary operation")
+        kw.update(dsel=dsel_or_mask, asel=asel, bsel=bsel)
+    else:
+        masks = MASKS2 if width == 2 else MASKS4
+        if dsel_or_mask is not None and dsel_or_mask not in masks:
+            raise _err(text, f".{dsel_or_mask} is not a valid mask for {parts[0]}")
+        for nm, s in (("asel", asel), ("bsel", bsel)):
+            if s is None:
+                continue
+            ok = (re.fullmatch(r"h[0-3]{2}", s) if width == 2 else re.fullmatch(r"b[0-7]{4}", s))
+            if not ok:
+                raise _err(text, f".{s} is not a valid .{nm} for {parts[0]}")
+            if s in PTXAS_UNLEXABLE_SELECTORS:
+                raise _err(text, f".{s} is legal in the spec but ptxas 13.0 fails to parse it "
+                           "(it lexes as a single token); the program would not assemble")
+        kw.update(mask=dsel_or_mask, asel=asel, bsel=bsel)
+    regs = tuple(p[1] for p in parsed) + ((None,) if len(parsed) == 3 else ())
+    return VideoInstruction(op=op, width=width, dtype=dtype, atype=atype, btype=btype,
+                            regs=regs, text=text.strip(), **kw)
+
+
+# ---------------------------------------------------------------- scalar semantics (9.7.18.1)
+def _u32(x) -> np.ndarray:
+    return np.asarray(x).astype(np.uint32)
+
+
+def part_select_sign_extend(x: np.ndarray, typ: str, sel: str | None) -> np.ndarray:
+    """partSelectSignExtend: byte / half-word / word of x, sign- or zero-extended (int64)."""
+    x = _u32(x).astype(np.int64)
+    if sel is None:
+        width, shift = 32, 0
+    elif sel[0] == "b":
+        width, shift = 8, 8 * int(sel[1])
+    else:
+        width, shift = 16, 16 * int(sel[1])
+    v = (x >> shift) & ((1 << width) - 1)
+    if typ == "s32":
+        v = np.where(v >= (1 << (width - 1)), v - (1 << width), v)
+    return v
+
+
+def _clamp(v, signed: bool, bits: int):
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    return np.clip(v, lo, hi)
+
+
+_SEL_BITS = {"b": 8, "h": 16}
+
+
+def opt_merge(dsel: str, tmp, c):
+    """optMerge: insert the low byte/half of tmp into c at the dsel position."""
+    bits = _SEL_BITS[dsel[0]]
+    sh = bits * int(dsel[1])
+    field = ((1 << bits) - 1) << sh
+    return ((_u32(tmp & 0xFFFFFFFF) << np.uint32(sh)) & np.uint32(field)) | (_u32(c) & np.uint32(~field & 0xFFFFFFFF))
+
+
+def _scalar_primary(ins: VideoInstruction, ta, tb):
+    op = ins.op
+    if op == "vadd":
+        return ta + tb
+    if op == "vsub":
+        return ta - tb
+    if op == "vabsdiff":
+        return np.abs(ta - tb)
+    if op == "vmin":
+        return np.minimum(ta, tb)
+    if op == "vmax":
+        return np.maximum(ta, tb)
+    if op == "vset":
+        return _compare(ins.cmp, ta, tb).astype(np.int64)
+    if op in SHIFT_OPS:
+        tb = np.minimum(tb, 32) if ins.mode == "clamp" else tb & 0x1F
+        if op == "vshr":
+            return ta >> tb
+        # ta << 32 does not fit int64 when |ta| >= 2^31. The hardware keeps 64 bits of it,
+        # (ta mod 2^32) << 32, whose low word is zero and whose comparison with a 32-bit c
+        # depends only on its sign as an int64, i.e. the sign of the low word of ta read as
+        # s32: stand in sign(that) * 2^40 (the saturating path recomputes it exactly).
+        big = (tb == 32)
+        lo_s = np.where((ta & 0xFFFFFFFF) >= 1 << 31, (ta & 0xFFFFFFFF) - (1 << 32), ta & 0xFFFFFFFF)
+        return np.where(big, np.sign(lo_s) << 40, ta << np.where(big, 0, tb))
+    raise AssertionError(op)
+
+
+def _compare(cmp, x, y):
+    return {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal}[cmp](x, y)
+
+
+def _lo32(x):
+    return np.asarray(x, dtype=np.int64) & 0xFFFFFFFF
+
+
+def _sext32(x):
+    x = _lo32(x)
+    return np.where(x >= 1 << 31, x - (1 << 32), x)
+
+
+def _wrap_s34(ta, tb):
+    """(ta << tb) reduced modulo 2^34 and read as a signed 34-bit number (tb <= 32)."""
+    m = (ta & ((np.int64(1) << (34 - tb)) - 1)) << tb
+    return np.where(m >= 1 << 33, m - (1 << 34), m)
+
+
+def _scalar(ins: VideoInstruction, a, b, c):
+    ta = part_select_sign_extend(a, ins.atype, ins.asel)
+    tb = part_select_sign_extend(b, "u32" if ins.op in SHIFT_OPS else ins.btype, ins.bsel)
+    tmp = _scalar_primary(ins, ta, tb)
+    signed = ins.dtype == "s32"
+    truncated_key = ins.op in ("vadd", "vsub")
+    if ins.sat and ins.op in SHIFT_OPS:
+        truncated_key = True
+        # HW: shifts saturate to the 32-bit range of dtype even when merging into a byte/half
+        # (spec: to the sub-word). vshl clamps its intermediate reduced to 34 bits signed
+        # (the spec's .s34), so bits shifted beyond bit 33 are lost before the clamp.
+        if ins.op == "vshl":
+            sh = np.minimum(tb, 32) if ins.mode == "clamp" else tb & 0x1F
+            tmp = _clamp(_wrap_s34(ta, sh), signed, 32)
+        else:
+            tmp = _clamp(tmp, signed, 32)
+    elif ins.sat and ins.dsel:
+        # HW: sub-word saturation only clamps from above, treating the intermediate as
+        # unsigned: a negative value becomes the maximum (0x7f / 0xff / 0x7fff / 0xffff),
+        # for signed and unsigned dtype alike (spec: CLAMP(tmp, MAX, MIN)).
+        top = (1 << (_SEL_BITS[ins.dsel[0]] - (1 if signed else 0))) - 1
+        tmp = np.where((tmp < 0) | (tmp > top), top, tmp)
+    elif ins.sat:
+        if signed:
+            tmp = _clamp(tmp, True, 32)
+        else:
+            # HW: unsigned 32-bit saturation clamps only from below; a value above U32_MAX
+            # is kept and later wraps to its low 32 bits (spec: CLAMP(tmp, U32_MAX, 0)).
+            tmp = np.where(tmp < 0, 0, tmp)
+    if ins.dsel == "h1":
+        # HW: .h1 keeps bits 31..16 of the intermediate in place instead of moving bits
+        # 15..0 up (spec: (tmp & 0xffff) << 16); after a sub-word .sat these bits are zero.
+        return _u32((_lo32(tmp) & 0xFFFF0000) | (_u32(c).astype(np.int64) & 0xFFFF))
+    if ins.dsel:
+        return opt_merge(ins.dsel, tmp, c)
+    if not ins.secop:
+        return _u32(_lo32(tmp))
+    if ins.secop == "add":
+        return _u32(_lo32(tmp + _u32(c).astype(np.int64)))
+    # HW: min/max compare the intermediate (after the saturation above) with c, both read as
+    # signed for a signed dtype (vset: atype) and as unsigned 64-bit otherwise. vadd/vsub (and the
+    # shifts with .sat) first truncate the intermediate to 32 bits and sign-extend it again;
+    # vabsdiff/vmin/vmax/vset and plain shifts keep it exact, as a 64-bit value (spec: the
+    # s34 tmp, no truncation).
+    cmp_signed = (ins.atype if ins.op == "vset" else ins.dtype) == "s32"
+    t64 = _sext32(tmp) if truncated_key else np.asarray(tmp, dtype=np.int64)
+    if cmp_signed:
+        key_t, key_c = t64, _sext32(c)
+    else:
+        key_t = t64.astype(np.uint64)
+        key_c = _u32(c).astype(np.uint64)
+    pick_t = (key_t > key_c) if ins.secop == "max" else (key_t < key_c)
+    return _u32(np.where(pick_t, _lo32(tmp), _u32(c).astype(np.int64)))
+
+
+def _vmad(ins: VideoInstruction, a, b, c):
+    """9.7.18.1.3 vmad, as the hardware computes it (every step below was read off the
+    recorded vectors; the spec's 128-bit formulation differs where marked HW)."""
+    ta = part_select_sign_extend(a, ins.atype, ins.asel)
+    tb = part_select_sign_extend(b, ins.btype, ins.bsel)
+    neg_p = ins.neg_a ^ ins.neg_b
+    signed_final = ins.atype == "s32" or ins.btype == "s32" or neg_p or ins.neg_c
+    # HW: the product is a signed 32x32->64 multiply of the selected operands, so a whole-word
+    # .u32 operand >= 2^31 counts as negative (spec: exact ta * tb of the zero-extended values).
+    p = _sext32(ta) * _sext32(tb)
+    # HW: c is always sign-extended from 32 bits (spec: only when the result is signed).
+    cc = _sext32(c)
+    if ins.po:
+        t = p + cc + 1
+    elif neg_p:
+        t = -p + cc                     # ~p + c + 1
+    elif ins.neg_c:
+        t = p - cc                      # p + sext(~c) + 1
+    else:
+        t = p + cc
+    # |p| <= 2^62 and |c| <= 2^31: t is exact in int64, as in the hardware's 64-bit registers
+    shift = {None: 0, "shr7": 7, "shr15": 15}[ins.scale]
+    if shift:
+        if signed_final:
+            t = t >> shift
+        else:                           # logical shift of the 64-bit pattern
+            t = (t.astype(np.uint64) >> np.uint64(shift)).astype(np.int64)
+    if ins.sat:
+        t = _clamp(t, signed_final, 32)
+    return _u32(_lo32(t))
+
+
+# ---------------------------------------------------------------- SIMD semantics (9.7.18.2)
+def _simd_extract(a, b, sel: str | None, typ: str, width: int, default: str):
+    """extractAndSignExt_2/4: select lanes from the 4 halves / 8 bytes of {b, a} (a low)."""
+    sel = sel or default
+    digits = [int(ch) for ch in sel[1:]][::-1]          # digits[i] feeds lane i
+    bits = 32 // width
+    ab = (_u32(b).astype(np.int64) << 32) | _u32(a).astype(np.int64)
+    lanes = []
+    for dgt in digits:
+        v = (ab >> (bits * dgt)) & ((1 << bits) - 1)
+        if typ == "s32":
+            v = np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
+        lanes.append(v)
+    return lanes
+
+
+def _mask_lanes(mask: str | None, width: int) -> list[bool]:
+    mask = mask or ("h10" if width == 2 else "b3210")
+    on = {int(ch) for ch in mask[1:]}
+    return [i in on for i in range(width)]
+
+
+def _simd(ins: VideoInstruction, a, b, c):
+    w, bits = ins.width, 32 // ins.width
+    va = _simd_extract(a, b, ins.asel, ins.atype, w, "h10" if w == 2 else "b3210")
+    vb = _simd_extract(a, b, ins.bsel, ins.btype, w, "h32" if w == 2 else "b7654")
+    vc = _simd_extract(c, c, None, "u32", w, "h10" if w == 2 else "b3210")
+    signed = ins.dtype == "s32"
+    t = []
+    for x, y in zip(va, vb):
+        op = ins.op
+        if op == "vadd":
+            r = x + y
+        elif op == "vsub":
+            r = x - y
+        elif op == "vavrg":
+            s = x + y
+            r = np.where(s >= 0, (s + 1) >> 1, s >> 1)
+        elif op == "vabsdiff":
+            r = np.abs(x - y)
+        elif op == "vmin":
+            r = np.minimum(x, y)
+        elif op == "vmax":
+            r = np.maximum(x, y)
+        else:   # vset
+            r = _compare(ins.cmp, x, y).astype(np.int64)
+        if ins.sat:
+            r = _clamp(r, signed, bits)
+        t.append(r)
+    mask = _mask_lanes(ins.mask, w)
+    if ins.secop == "add":
+        d = _u32(c).astype(np.int64)
+        for i in range(w):
+            if mask[i]:
+                d = d + t[i]
+        return _u32(d & 0xFFFFFFFF)
+    d = np.zeros(np.shape(a), np.int64)
+    for i in range(w):
+        lane = t[i] if mask[i] else vc[i]
+        d |= (lane & ((1 << bits) - 1)) << (bits * i)
+    return _u32(d)
+
+
+# ---------------------------------------------------------------- entry points
+def evaluate(ins: VideoInstruction, a, b, c=None, d_old=None) -> np.ndarray:
+    """The destination register's new value (uint32 array) for source registers a, b, c."""
+    a = _u32(a)
+    b = _u32(b)
+    needs_c = ins.regs[3] is not None
+    if needs_c and c is None:
+        raise OperandError(f"{ins.text}: operand c is missing")
+    c = _u32(c) if c is not None else np.zeros_like(a)
+    if not (a.shape == b.shape == c.shape):
+        raise OperandError(f"{ins.text}: operand arrays differ in shape ({a.shape}, {b.shape}, {c.shape})")
+    if ins.width > 1:
+        return _simd(ins, a, b, c)
+    if ins.op == "vmad":
+        return _vmad(ins, a, b, c)
+    return _scalar(ins, a, b, c)
+
+
+def check_target(ins: VideoInstruction, target: str | None = None,
+                 ptx_version: tuple[int, int] | None = None) -> None:
+    """Target / PTX ISA notes (9.7.18): scalar video sm_20 and PTX 2.0, SIMD sm_30 and PTX 3.0."""
+    kind = "simd" if ins.width > 1 else "scalar"
+    if target is not None:
+        m = re.fullmatch(r"sm_(\d+)[af]?", target)
+        if not m:
+            raise PtxValidationError(f"unknown target '{target}' (expected sm_NN, sm_NNa or sm_NNf)")
+        if int(m.group(1)) < MIN_TARGET[kind]:
+            raise PtxValidationError(f"{ins.text}: {kind} video instructions require "
+                                     f"sm_{MIN_TARGET[kind]} or higher, not {target}")
+    if ptx_version is not None and tuple(ptx_version) < MIN_PTX[kind]:
+        need = ".".join(map(str, MIN_PTX[kind]))
+        raise PtxValidationError(f"{ins.text}: {kind} video instructions need PTX ISA {need} or "
+                                 f"later, not {'.'.join(map(str, ptx_version))}")
+
+
+def execute(text: str, registers: dict[str, np.ndarray], target: str | None = None,
+            ptx_version: tuple[int, int] | None = None, warps: int | None = None
+            ) -> dict[str, np.ndarray]:
+    """Single-instruction form of the API: registers maps the register names in text to uint32
+    arrays of shape (32*warps,) (any common shape is accepted); returns {destination: array}."""
+    ins = parse(text)
+    check_target(ins, target, ptx_version)
+    d, ra, rb, rc = ins.regs
+    for r in (ra, rb) + ((rc,) if rc else ()):
+        if r not in registers:
+            raise OperandError(f"{ins.text}: no value given for register {r}")
+    if warps is not None and np.shape(registers[ra]) != (32 * warps,):
+        raise OperandError(f"{ins.text}: register {ra} has shape {np.shape(registers[ra])}, "
+                           f"expected ({32 * warps},) for {warps} warps")
+    return {d: evaluate(ins, registers[ra], registers[rb], registers.get(rc) if rc else None,
+                        registers.get(d))}

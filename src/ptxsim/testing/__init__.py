@@ -1,0 +1,1 @@
+"""Deterministic input generators shared by the hardware captures (hw/) and their replay tests."""
