@@ -1,0 +1,794 @@
+"""PTX floating-point instructions (PTX ISA 9.7.3 f32/f64, 9.7.4 f16/f16x2/bf16/bf16x2, 9.7.3.x
+the MUFU approximations).
+
+How results are made bit-exact
+------------------------------
+Operands of f16 / bf16 / f32 are decoded exactly into float64. The exact mathematical result v of
+add / sub / mul / fma is then held as an unevaluated pair hi + lo of float64 (an error-free
+transformation: Knuth's TwoSum; products of two <= 24-bit significands are already exact). For
+div and sqrt of f32 the float64 quotient alone decides every rounding (see `_f32_div`). `_round`
+rounds hi + lo once, to the target format, in any of the four IEEE modes -- integers throughout,
+no double rounding. f64 results are rounded by numpy (round-to-nearest) and moved one ulp in the
+directed modes according to the sign of the exact residual (TwoSum / Dekker TwoProduct); the rare
+operands where that residual is not exact (results near the subnormal or overflow range, and f64
+fma) are finished with Python's exact `fractions.Fraction` (`_exact_f64`).
+
+Hardware rules implemented (and where they come from):
+- a NaN result is the canonical NaN: f32 0x7FFFFFFF, f16/bf16 0x7FFF (PTX ISA 9.7.3 "NaN results
+  are canonical"; FACTS.md 1.5 for the tensor cores); f64 NaN results are 0x7FFFFFFFFFFFFFFF
+  (assumption, needs hardware vectors).
+- .ftz flushes subnormal inputs and results to sign-preserving zero; a result is flushed after
+  rounding (it is subnormal if the *rounded* value is below the smallest normal).
+- .sat clamps the result to [+0.0, 1.0]; NaN -> +0.0.
+- .approx instructions (MUFU) are not specified bit-exactly by PTX: ptxsim returns the correctly
+  rounded value of the exact function. The PTX error bounds are listed in APPROX_ERROR_BOUNDS;
+  these are the instructions that need recorded hardware vectors (docs/base-instructions.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ptxsim.errors import OperandError
+from ptxsim.isa import regs
+from ptxsim.isa.regs import bits, check_choice, illegal, out
+
+ROUNDINGS = ("rn", "rz", "rm", "rp")
+
+
+@dataclass(frozen=True)
+class FloatFmt:
+    name: str
+    width: int
+    ebits: int
+    mbits: int
+
+    @property
+    def bias(self) -> int:
+        return (1 << (self.ebits - 1)) - 1
+
+    @property
+    def emin(self) -> int:
+        return 1 - self.bias
+
+    @property
+    def qnan(self) -> int:
+        """Canonical NaN: sign 0, exponent all ones, fraction all ones."""
+        return (1 << (self.width - 1)) - 1
+
+    @property
+    def inf(self) -> int:
+        return ((1 << self.ebits) - 1) << self.mbits
+
+    @property
+    def max_finite(self) -> int:
+        return self.inf - 1
+
+    @property
+    def one(self) -> int:
+        return self.bias << self.mbits
+
+
+F16 = FloatFmt("f16", 16, 5, 10)
+BF16 = FloatFmt("bf16", 16, 8, 7)
+F32 = FloatFmt("f32", 32, 8, 23)
+F64 = FloatFmt("f64", 64, 11, 52)
+FMTS = {f.name: f for f in (F16, BF16, F32, F64)}
+# packed types: (element format, lanes)
+PACKED = {"f16x2": (F16, 2), "bf16x2": (BF16, 2), "f32x2": (F32, 2)}
+
+
+# --- bits <-> values ------------------------------------------------------------------------------
+def decode(u: np.ndarray, fmt: FloatFmt, ftz: bool = False) -> np.ndarray:
+    """Exact float64 value of `fmt` bit patterns (uint64 array). ftz: subnormals -> signed 0."""
+    u = np.asarray(u, np.uint64)
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns
+        v = _decode(u, fmt)
+    if ftz:
+        v = np.where(is_subnormal(u, fmt), np.copysign(0.0, v), v)
+    return v
+
+
+def _decode(u: np.ndarray, fmt: FloatFmt) -> np.ndarray:
+    if fmt is F64:
+        v = u.view(np.float64).copy()
+    elif fmt is F32:
+        v = u.astype(np.uint32).view(np.float32).astype(np.float64)
+    elif fmt is BF16:
+        v = (u.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    else:
+        v = u.astype(np.uint16).view(np.float16).astype(np.float64)
+    return v
+
+
+def is_subnormal(u: np.ndarray, fmt: FloatFmt) -> np.ndarray:
+    e = (u >> np.uint64(fmt.mbits)) & np.uint64((1 << fmt.ebits) - 1)
+    return (e == 0) & ((u & np.uint64((1 << fmt.mbits) - 1)) != 0)
+
+
+def is_nan(u: np.ndarray, fmt: FloatFmt) -> np.ndarray:
+    return (u & np.uint64(fmt.inf | ((1 << fmt.mbits) - 1))) > np.uint64(fmt.inf)
+
+
+def sign_bit(fmt: FloatFmt) -> np.uint64:
+    return np.uint64(1 << (fmt.width - 1))
+
+
+# --- the one rounding step --------------------------------------------------------------------------
+def _round(hi: np.ndarray, lo: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarray:
+    """Bits of fmt nearest (per `rnd`, or "rna" = ties away) to the exact value hi + lo.
+
+    hi: float64, lo: float64 whose *sign* says on which side of hi the exact value lies (its
+    magnitude must be below half an ulp of hi; only its sign and non-zeroness are used). fmt must
+    be narrower than float64 (f32, f16, bf16).
+    """
+    hi, lo = np.broadcast_arrays(np.asarray(hi, np.float64), np.asarray(lo, np.float64))
+    neg = np.signbit(hi)
+    ah = np.abs(hi)
+    lo_neg = np.where(neg, lo > 0, lo < 0)        # exact |v| is just below |hi|
+    # |v| in (prev(|hi|), |hi|): round prev(|hi|) + sticky. No boundary of a narrower format lies
+    # strictly between two neighbouring float64 values, so this loses nothing.
+    ah = np.where(lo_neg & (ah > 0), np.nextafter(ah, 0.0), ah)
+    sticky_lo = lo != 0
+    finite = np.isfinite(ah)
+    m, e = np.frexp(np.where(finite, ah, 0.0))           # ah = m * 2^e, m in [0.5, 1)
+    M = (m * 2.0 ** 53).astype(np.uint64)                # ah = M * 2^(e - 53)
+    E = e.astype(np.int64) - 53
+    # quantum (exponent of the last kept bit) of the target format at this magnitude
+    q = np.maximum(e.astype(np.int64) - 1, fmt.emin) - fmt.mbits
+    s = np.clip(q - E, 0, 60).astype(np.uint64)
+    kept = M >> s
+    guard = np.where(s > 0, (M >> np.maximum(s, np.uint64(1)) - np.uint64(1)) & np.uint64(1),
+                     np.uint64(0)) != 0
+    below = np.where(s > 1, M & ((np.uint64(1) << np.maximum(s, np.uint64(1)) - np.uint64(1))
+                                 - np.uint64(1)), np.uint64(0)) != 0
+    sticky = below | sticky_lo
+    inexact = guard | sticky
+    if rnd == "rn":
+        inc = guard & (sticky | ((kept & np.uint64(1)) != 0))
+    elif rnd == "rna":
+        inc = guard
+    elif rnd == "rz":
+        inc = np.zeros(kept.shape, bool)
+    elif rnd == "rm":
+        inc = neg & inexact
+    elif rnd == "rp":
+        inc = ~neg & inexact
+    else:
+        raise illegal("round", f"unknown rounding '{rnd}'")
+    kept = kept + inc.astype(np.uint64)
+    # normal: kept in [2^mbits, 2^(mbits+1)); a carry to 2^(mbits+1) moves to the next binade;
+    # subnormal: q == emin - mbits and kept < 2^mbits (a carry to 2^mbits makes it the min normal)
+    carry = kept >> np.uint64(fmt.mbits + 1) != 0
+    kept = np.where(carry, kept >> np.uint64(1), kept)
+    q = q + carry
+    normal = kept >> np.uint64(fmt.mbits) != 0
+    efield = np.where(normal, q + fmt.mbits + fmt.bias, 0)
+    frac = kept & np.uint64((1 << fmt.mbits) - 1)
+    mag = (efield.astype(np.uint64) << np.uint64(fmt.mbits)) | frac
+    overflow = efield >= (1 << fmt.ebits) - 1
+    to_inf = {"rn": np.ones_like(neg), "rna": np.ones_like(neg), "rz": np.zeros_like(neg),
+              "rm": neg, "rp": ~neg}[rnd]
+    mag = np.where(overflow, np.where(to_inf, np.uint64(fmt.inf), np.uint64(fmt.max_finite)), mag)
+    mag = np.where(ah == 0, np.uint64(0), mag)
+    mag = np.where(np.isinf(ah), np.uint64(fmt.inf), mag)
+    res = mag | np.where(neg, sign_bit(fmt), np.uint64(0))
+    return np.where(np.isnan(hi), np.uint64(fmt.qnan), res)
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Knuth's TwoSum: s + err == a + b exactly (float64, no overflow)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)
+    return s, np.where(np.isfinite(s), err, 0.0)
+
+
+def _finish(r: np.ndarray, fmt: FloatFmt, ftz: bool, sat: bool) -> np.ndarray:
+    """Apply .ftz to a rounded result and .sat ([+0, 1], NaN -> +0)."""
+    if ftz:
+        r = np.where(is_subnormal(r, fmt), r & sign_bit(fmt), r)
+    if sat:
+        nan = is_nan(r, fmt)
+        negative = (r & sign_bit(fmt)) != 0
+        above = (r & ~sign_bit(fmt)) > np.uint64(fmt.one)
+        r = np.where(nan | negative, np.uint64(0), np.where(above, np.uint64(fmt.one), r))
+    return r
+
+
+# --- f64 exact fallback --------------------------------------------------------------------------
+def _frac(x: float) -> Fraction:
+    return Fraction(x)
+
+
+def _round_fraction_f64(v: Fraction, rnd: str) -> float:
+    """Correctly rounded float64 of an exact rational (finite), by integer arithmetic."""
+    if v == 0:
+        return 0.0
+    neg = v < 0
+    a = -v if neg else v
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    q = (e if e > -1022 else -1022) - 52          # quantum exponent
+    scaled = a / Fraction(2) ** q
+    n = scaled.numerator // scaled.denominator
+    rest = scaled - n
+    if rnd == "rn":
+        up = rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n & 1)
+    elif rnd == "rz":
+        up = False
+    elif rnd == "rm":
+        up = neg and rest > 0
+    else:
+        up = (not neg) and rest > 0
+    n += up
+    if n >= 1 << 53 and q + 53 > 1024:           # rounded past the largest finite
+        pass
+    try:
+        mag = float(Fraction(n) * Fraction(2) ** q) if q + n.bit_length() <= 1024 else float("inf")
+    except OverflowError:
+        mag = float("inf")
+    if mag == float("inf") and not (rnd == "rn" or rnd == ("rm" if neg else "rp")):
+        mag = np.finfo(np.float64).max
+    return -mag if neg else mag
+
+
+def _exact_f64(op: str, rnd: str, *xs: np.ndarray) -> np.ndarray:
+    """Elementwise exact evaluation (slow path, used only for the elements that need it)."""
+    res = np.empty(xs[0].shape, np.float64)
+    for i, vals in enumerate(zip(*(x.ravel() for x in xs))):
+        if not all(np.isfinite(vals)):
+            res.flat[i] = np.nan  # caller handles specials before
+            continue
+        f = [_frac(float(x)) for x in vals]
+        if op == "fma":
+            v = f[0] * f[1] + f[2]
+            if v == 0:  # IEEE 754 6.3: the sign of an exact zero sum
+                p_neg = bool(np.signbit(vals[0]) != np.signbit(vals[1]))
+                c_neg = bool(np.signbit(vals[2]))
+                if f[0] * f[1] == 0 and f[2] == 0:
+                    zneg = (p_neg or c_neg) if rnd == "rm" else (p_neg and c_neg)
+                else:
+                    zneg = rnd == "rm"
+                res.flat[i] = -0.0 if zneg else 0.0
+                continue
+        elif op == "mul":
+            v = f[0] * f[1]
+        elif op == "div":
+            v = f[0] / f[1]
+        else:
+            raise AssertionError(op)
+        r = _round_fraction_f64(v, rnd)
+        if r == 0.0 and op in ("mul", "div"):
+            r = -0.0 if (np.signbit(vals[0]) != np.signbit(vals[1])) else 0.0
+        elif r == 0.0:
+            r = -0.0 if v < 0 else 0.0
+        res.flat[i] = r
+    return res
+
+
+def _directed_f64(hi: np.ndarray, err: np.ndarray, rnd: str) -> np.ndarray:
+    """Move a round-to-nearest float64 result one ulp according to the exact residual sign."""
+    if rnd == "rn":
+        return hi
+    if rnd == "rz":
+        step = np.where(hi > 0, err < 0, np.where(hi < 0, err > 0, False))
+        return np.where(step, np.nextafter(hi, 0.0), hi)
+    if rnd == "rm":
+        return np.where(err < 0, np.nextafter(hi, -np.inf), hi)
+    return np.where(err > 0, np.nextafter(hi, np.inf), hi)
+
+
+def _overflow_f64(hi: np.ndarray, finite_in: np.ndarray, rnd: str) -> np.ndarray:
+    """An infinite RN result from finite operands is an overflow: directed modes may clamp."""
+    big = np.finfo(np.float64).max
+    ovf = np.isinf(hi) & finite_in
+    if rnd == "rn" or not np.any(ovf):
+        return hi
+    keep_inf = {"rz": np.zeros(hi.shape, bool), "rm": hi < 0, "rp": hi > 0}[rnd]
+    return np.where(ovf & ~keep_inf, np.copysign(big, hi), hi)
+
+
+_F64_SAFE_LO, _F64_SAFE_HI = -960, 960
+
+
+def _safe_exp(*xs):
+    ok = np.ones(np.broadcast(*xs).shape, bool)
+    for x in xs:
+        _, e = np.frexp(x)
+        ok &= (np.abs(e) < 480) | (x == 0)
+    return ok
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x = xh + xl with xh keeping the top 26 significand bits (exact, by masking bits)."""
+    xh = (x.view(np.uint64) & np.uint64(0xFFFFFFFFF8000000)).view(np.float64)
+    with np.errstate(invalid="ignore"):
+        return xh, x - xh
+
+
+def _two_prod_err(a, b, p):
+    """Dekker: err with p + err == a*b exactly (valid when no under/overflow occurs)."""
+    ah, al = _split(np.ascontiguousarray(a))
+    bh, bl = _split(np.ascontiguousarray(b))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _f64_op(op: str, rnd: str, a: np.ndarray, b: np.ndarray, c=None) -> np.ndarray:
+    a, b = np.broadcast_arrays(a, b)
+    with np.errstate(all="ignore"):
+        if op == "add":
+            hi, err = _two_sum(a, b)
+            finite_in = np.isfinite(a) & np.isfinite(b)
+            r = _directed_f64(hi, err, rnd)
+            return _overflow_f64(r, finite_in, rnd)
+        if op == "mul":
+            hi = a * b
+            ok = _safe_exp(a, b) & np.isfinite(hi)
+            err = np.where(ok, _two_prod_err(a, b, hi), 0.0)
+            r = np.where(ok, _directed_f64(hi, err, rnd), hi)
+            hard = ~ok & np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0)
+        elif op == "div":
+            hi = a / b
+            ok = _safe_exp(a, b, hi) & np.isfinite(hi) & (hi != 0)
+            err = np.where(ok, (a - hi * b) - _two_prod_err(hi, b, hi * b), 0.0)
+            # sign(a/b - hi) = sign(a - hi*b) * sign(b)
+            r = np.where(ok, _directed_f64(hi, np.where(b < 0, -err, err), rnd), hi)
+            hard = ~ok & np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0)
+        elif op == "fma":
+            a, b, c = np.broadcast_arrays(a, b, c)
+            hi = a * b + c
+            hard = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+            r = hi
+        else:
+            raise AssertionError(op)
+    if rnd != "rn" and op in ("mul", "div"):
+        # x / 0 = Inf is exact (division by zero), not an overflow
+        r = _overflow_f64(r, np.isfinite(a) & np.isfinite(b) & (b != 0), rnd)
+    if np.any(hard):
+        idx = np.flatnonzero(hard)
+        args = [x.ravel()[idx] for x in ((a, b, c) if op == "fma" else (a, b))]
+        r = r.copy()
+        r.ravel()[idx] = _exact_f64(op, rnd, *args)
+    return r
+
+
+def _f64_sqrt(a: np.ndarray, rnd: str) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        hi = np.sqrt(a)
+    if rnd == "rn":
+        return hi
+    ok = np.isfinite(hi) & (hi > 0)
+    safe = ok & _safe_exp(a)
+    err = np.where(safe, (a - hi * hi) - _two_prod_err(hi, hi, hi * hi), 0.0)
+    r = np.where(safe, _directed_f64(hi, err, rnd), hi)
+    hard = ok & ~safe
+    for i in np.flatnonzero(hard):  # subnormal operands only: exact integer square root
+        r.ravel()[i] = _sqrt_exact_f64(float(a.ravel()[i]), rnd)
+    return r
+
+
+def _sqrt_exact_f64(x: float, rnd: str) -> float:
+    import math
+    f = Fraction(x)
+    # scale to an even power of two so the integer square root carries 60 extra bits
+    k = 0
+    while f < 2 ** 200:
+        f *= 4
+        k += 1
+    n = f.numerator // f.denominator
+    r = math.isqrt(n)
+    exact = r * r == n and f.denominator == 1
+    v = Fraction(r) / Fraction(2) ** k
+    # v <= sqrt(x) < v + 2^-k with 2^-k far below an ulp: round v (+ sticky) as a rational
+    lo = v if exact else v + Fraction(1, 2 ** (k + 200))
+    return _round_fraction_f64(lo, rnd)
+
+
+# --- type checking helpers --------------------------------------------------------------------------
+def _fmt_lanes(instr: str, type: str, allowed) -> tuple[FloatFmt, int]:
+    check_choice(instr, "type", type, allowed)
+    return PACKED.get(type, (FMTS.get(type), 1))
+
+
+def _lanes(u: np.ndarray, fmt: FloatFmt, n: int) -> list[np.ndarray]:
+    if n == 1:
+        return [u]
+    m = np.uint64((1 << fmt.width) - 1)
+    return [(u >> np.uint64(fmt.width * i)) & m for i in range(n)]
+
+
+def _join(parts: list[np.ndarray], fmt: FloatFmt) -> np.ndarray:
+    r = np.zeros(np.broadcast(*parts).shape, np.uint64)
+    for i, p in enumerate(parts):
+        r |= np.asarray(p, np.uint64) << np.uint64(fmt.width * i)
+    return r
+
+
+def _operands(instr, type, allowed, *xs):
+    fmt, n = _fmt_lanes(instr, type, allowed)
+    w = fmt.width * n
+    regs_ = [bits(x, w, name) for x, name in zip(xs, "abc")]
+    return fmt, n, w, [_lanes(r, fmt, n) for r in regs_]
+
+
+# --- legality tables (9.7.3 / 9.7.4 syntax blocks) ------------------------------------------------
+# instruction -> {type: (allowed roundings, rounding required?, ftz allowed, sat allowed)}
+_F32_ARITH = (ROUNDINGS, False, True, True)
+_F64_ARITH = (ROUNDINGS, False, False, False)
+_H_ARITH = (("rn",), False, True, True)
+_BF_ARITH = (("rn",), False, False, False)
+ARITH_TABLE = {
+    "add": {"f32": _F32_ARITH, "f32x2": (ROUNDINGS, False, True, False), "f64": _F64_ARITH,
+            "f16": _H_ARITH, "f16x2": _H_ARITH, "bf16": _BF_ARITH, "bf16x2": _BF_ARITH},
+    "fma": {"f32": (ROUNDINGS, True, True, True), "f32x2": (ROUNDINGS, True, True, False),
+            "f64": (ROUNDINGS, True, False, False), "f16": (("rn",), True, True, True),
+            "f16x2": (("rn",), True, True, True), "bf16": (("rn",), True, False, False),
+            "bf16x2": (("rn",), True, False, False)},
+    # mad.f32 without a rounding is sm_1x only; for the targets ptxsim runs mad == fma
+    "mad": {"f32": (ROUNDINGS, True, True, True), "f64": (ROUNDINGS, True, False, False)},
+}
+ARITH_TABLE["sub"] = ARITH_TABLE["mul"] = ARITH_TABLE["add"]
+RELU_FMA_TYPES = ("f16", "f16x2", "bf16", "bf16x2")      # fma.rn{.ftz}.relu
+
+
+def _check_arith(instr, type, rnd, ftz, sat, relu=False):
+    table = ARITH_TABLE[instr]
+    check_choice(instr, "type", type, table)
+    rnds, required, ftz_ok, sat_ok = table[type]
+    if rnd is None:
+        if required:
+            raise illegal(instr, f"a rounding modifier is required for .{type}")
+        rnd = "rn"
+    else:
+        check_choice(instr, "rounding", rnd, rnds)
+    if ftz and not ftz_ok:
+        raise illegal(instr, f".ftz is not defined for .{type}")
+    if sat and not sat_ok:
+        raise illegal(instr, f".sat is not defined for .{type}")
+    if relu:
+        if instr != "fma" or type not in RELU_FMA_TYPES:
+            raise illegal(instr, f".relu is not defined for {instr}.{type}")
+        if sat:
+            raise illegal(instr, ".relu and .sat cannot be combined")
+    return rnd
+
+
+def _arith(instr, type, rnd, ftz, sat, xs, relu=False):
+    rnd = _check_arith(instr, type, rnd, ftz, sat, relu)
+    fmt, n, w, lanes = _operands(instr, type, ARITH_TABLE[instr], *xs)
+    res = []
+    for k in range(n):
+        vals = [decode(x[k], fmt, ftz) for x in lanes]
+        if fmt is F64:
+            op = {"add": "add", "sub": "add", "mul": "mul", "fma": "fma", "mad": "fma"}[instr]
+            if instr == "sub":
+                vals[1] = -vals[1]
+            r = _f64_op(op, rnd, *vals)
+            if rnd == "rm" and op == "add":  # (vals[1] already negated for sub)
+                r = decode(_rm_zero_sign(r.view(np.uint64), fmt, "add", vals), F64)
+            r = np.where(np.isnan(r), np.nan, r)
+            r = np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64))
+        else:
+            with np.errstate(all="ignore"):
+                if instr in ("add", "sub"):
+                    hi, lo = _two_sum(vals[0], vals[1] if instr == "add" else -vals[1])
+                elif instr == "mul":
+                    hi, lo = vals[0] * vals[1], np.zeros(1)
+                else:  # fma / mad: the f64 product of two <= 24-bit significands is exact
+                    hi, lo = _two_sum(vals[0] * vals[1], vals[2])
+            r = _round(hi, lo, fmt, rnd)
+            r = _finish(r, fmt, ftz, sat)
+            if rnd == "rm" and instr != "mul":
+                r = _rm_zero_sign(r, fmt, instr, vals)
+            if relu:  # .relu: negative results -> +0; NaN -> canonical NaN (kept)
+                r = np.where(((r & sign_bit(fmt)) != 0) & ~is_nan(r, fmt), np.uint64(0), r)
+        res.append(np.asarray(r, np.uint64))
+    return out(_join(res, fmt), w)
+
+
+def _rm_zero_sign(r, fmt, instr, vals):
+    """IEEE 754 6.3: an exact zero sum is -0 under roundTowardNegative unless both addends are
+    +0 (numpy's float64 arithmetic produced +0)."""
+    with np.errstate(all="ignore"):
+        if instr in ("add", "sub"):
+            x, y = vals[0], vals[1] if instr == "add" else -vals[1]
+        else:
+            x, y = vals[0] * vals[1], vals[2]
+        both_pos = (x == 0) & ~np.signbit(x) & (y == 0) & ~np.signbit(y)
+        zero = (x + y == 0) & ~both_pos
+    return np.where(zero, sign_bit(fmt), r)
+
+
+def add(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, sat: bool = False):
+    """`add{.rnd}{.ftz}{.sat}.type d, a, b` for f32, f32x2, f64, f16, f16x2, bf16, bf16x2."""
+    return _arith("add", type, rnd, ftz, sat, (a, b))
+
+
+def sub(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, sat: bool = False):
+    """`sub{.rnd}{.ftz}{.sat}.type d, a, b`."""
+    return _arith("sub", type, rnd, ftz, sat, (a, b))
+
+
+def mul(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, sat: bool = False):
+    """`mul{.rnd}{.ftz}{.sat}.type d, a, b`."""
+    return _arith("mul", type, rnd, ftz, sat, (a, b))
+
+
+def fma(a, b, c, *, type: str, rnd: str, ftz: bool = False, sat: bool = False,
+        relu: bool = False):
+    """`fma.rnd{.ftz}{.sat|.relu}.type d, a, b, c`: a*b + c rounded once."""
+    return _arith("fma", type, rnd, ftz, sat, (a, b, c), relu=relu)
+
+
+def mad(a, b, c, *, type: str, rnd: str, ftz: bool = False, sat: bool = False):
+    """`mad.rnd{.ftz}{.sat}.f32` / `mad.rnd.f64`: identical to fma on sm_20 and later."""
+    return _arith("mad", type, rnd, ftz, sat, (a, b, c))
+
+
+# --- div / rcp / sqrt (IEEE) ---------------------------------------------------------------------
+def _f32_div(x: np.ndarray, y: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarray:
+    """Correctly rounded x / y for formats of <= 24 significand bits.
+
+    q = RN64(x / y) decides every rounding: if x/y is not exactly q, q is neither a value nor a
+    midpoint of the target format (|x - q*y| would be a nonzero multiple of ulp(q)*ulp(y) smaller
+    than 2^-53 |x|, impossible for 24-bit operands), so hi = q, lo = 0 is exact for `_round`."""
+    with np.errstate(all="ignore"):
+        q = x / y
+    return _round(q, np.zeros(1), fmt, rnd)
+
+
+def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False,
+        full: bool = False):
+    """`div.rnd{.ftz}.f32`, `div.rnd.f64` (IEEE), `div.approx{.ftz}.f32`, `div.full{.ftz}.f32`.
+
+    .approx: d = a * (1/b); for 2^126 < |b| < 2^128 PTX specifies 0 (NaN for an infinite a).
+    .approx/.full are otherwise modelled as correctly rounded (PTX bound: 2 ulp)."""
+    kinds = (rnd is not None) + approx + full
+    if kinds != 1:
+        raise illegal("div", "exactly one of .rnd, .approx, .full is required for floats")
+    check_choice("div", "type", type, ("f32", "f64") if rnd else ("f32",))
+    if rnd:
+        check_choice("div", "rounding", rnd, ROUNDINGS)
+    if ftz and type == "f64":
+        raise illegal("div", ".ftz is not defined for .f64")
+    fmt = FMTS[type]
+    x, y = decode(bits(a, fmt.width, "a"), fmt, ftz), decode(bits(b, fmt.width, "b"), fmt, ftz)
+    if fmt is F64:
+        r = _f64_op("div", rnd, x, y)
+        return out(np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64)), 64)
+    r = _f32_div(x, y, fmt, rnd or "rn")
+    if approx:
+        huge = (np.abs(y) > 2.0 ** 126) & np.isfinite(y)
+        r = np.where(huge, np.where(np.isinf(x), np.uint64(F32.qnan),
+                                    np.where(np.signbit(x) != np.signbit(y), sign_bit(F32),
+                                             np.uint64(0))), r)
+    return out(_finish(r, fmt, ftz, False), 32)
+
+
+def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
+    """`rcp.rnd{.ftz}.f32`, `rcp.rnd.f64`, `rcp.approx{.ftz}.f32` (modelled as correctly rounded;
+    PTX bound 1 ulp -- needs hardware vectors)."""
+    if (rnd is not None) == approx:
+        raise illegal("rcp", "exactly one of .rnd and .approx is required")
+    check_choice("rcp", "type", type, ("f32", "f64") if rnd else ("f32",))
+    one = np.array([FMTS[type].one], np.uint64)
+    if approx:
+        return div(one, a, type=type, rnd="rn", ftz=ftz)
+    return div(one, a, type=type, rnd=rnd, ftz=ftz)
+
+
+def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
+    """`sqrt.rnd{.ftz}.f32`, `sqrt.rnd.f64` (IEEE), `sqrt.approx{.ftz}.f32`.
+
+    sqrt(-0) = -0, sqrt(x < 0) = NaN. For f32 the float64 square root decides every rounding
+    (same argument as `_f32_div`: a nonzero a - q^2 cannot be that small)."""
+    if (rnd is not None) == approx:
+        raise illegal("sqrt", "exactly one of .rnd and .approx is required")
+    check_choice("sqrt", "type", type, ("f32", "f64") if rnd else ("f32",))
+    if rnd:
+        check_choice("sqrt", "rounding", rnd, ROUNDINGS)
+    if ftz and type == "f64":
+        raise illegal("sqrt", ".ftz is not defined for .f64")
+    fmt = FMTS[type]
+    x = decode(bits(a, fmt.width, "a"), fmt, ftz)
+    if fmt is F64:
+        r = _f64_sqrt(x, rnd)
+        return out(np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64)), 64)
+    with np.errstate(invalid="ignore"):
+        q = np.sqrt(x)
+    return out(_finish(_round(q, np.zeros(1), fmt, rnd or "rn"), fmt, ftz, False), 32)
+
+
+# --- MUFU approximations ---------------------------------------------------------------------------
+# PTX ISA stated maximum errors (for the documented input ranges); ptxsim returns the correctly
+# rounded exact function, which is within these bounds. Hardware vectors are needed to be exact.
+APPROX_ERROR_BOUNDS = {
+    "rcp.approx.f32": "1 ulp",
+    "sqrt.approx.f32": "relative 2^-23",
+    "rsqrt.approx.f32": "relative 2^-22.9",
+    "rsqrt.approx.f64": "relative 2^-20 (f64 result of an f32-precision approximation)",
+    "div.approx.f32": "2 ulp for |b| in [2^-126, 2^126]",
+    "div.full.f32": "2 ulp",
+    "ex2.approx.f32": "relative 2^-22.5 (|a| in full range)",
+    "lg2.approx.f32": "absolute 2^-22.6 for a in (0.5, 2), relative 2^-22 elsewhere",
+    "sin.approx.f32": "absolute 2^-20.5 in [-100pi, 100pi]",
+    "cos.approx.f32": "absolute 2^-20.5 in [-100pi, 100pi]",
+    "tanh.approx.f32": "relative 2^-11",
+    "ex2.approx.f16": "relative 2^-9.9", "tanh.approx.f16": "absolute 2^-10.987",
+}
+APPROX_TYPES = {
+    "rsqrt": ("f32", "f64"), "ex2": ("f32", "f16", "f16x2", "bf16", "bf16x2"),
+    "lg2": ("f32",), "sin": ("f32",), "cos": ("f32",),
+    "tanh": ("f32", "f16", "f16x2", "bf16", "bf16x2"),
+}
+
+
+def _approx(instr, fn, a, type, ftz):
+    check_choice(f"{instr}.approx", "type", type, APPROX_TYPES[instr])
+    fmt, n = PACKED.get(type, (FMTS[type], 1))
+    if instr == "ex2" and fmt is BF16 and not ftz:
+        raise illegal("ex2.approx", ".bf16/.bf16x2 exist only as ex2.approx.ftz")
+    if ftz and (instr == "tanh" or (instr == "ex2" and fmt is F16)):
+        raise illegal(f"{instr}.approx", f".ftz is not defined for {instr}.approx.{type}")
+    u = bits(a, fmt.width * n, "a")
+    res = []
+    for lane in _lanes(u, fmt, n):
+        x = decode(lane, fmt, ftz)
+        with np.errstate(all="ignore"):
+            y = fn(x)
+        if fmt is F64:
+            r = np.where(np.isnan(y), np.uint64(F64.qnan), y.view(np.uint64))
+        else:
+            r = _finish(_round(y, np.zeros(1), fmt, "rn"), fmt, ftz, False)
+        res.append(r)
+    return out(_join(res, fmt), fmt.width * n)
+
+
+def rsqrt(a, *, type: str = "f32", ftz: bool = False):
+    """`rsqrt.approx{.ftz}.f32`, `rsqrt.approx.ftz.f64`: 1/sqrt(a); rsqrt(+-0) = +-Inf."""
+    def f(x):
+        with np.errstate(all="ignore"):
+            return np.where(x == 0, np.copysign(np.inf, x), 1.0 / np.sqrt(x))
+    if type == "f64":
+        ftz = False  # rsqrt.approx.ftz.f64 and rsqrt.approx.f64: no f64 subnormal flushing here
+    return _approx("rsqrt", f, a, type, ftz)
+
+
+def ex2(a, *, type: str = "f32", ftz: bool = False):
+    """`ex2.approx{.ftz}.type`: 2^a (ex2(-Inf) = +0)."""
+    return _approx("ex2", np.exp2, a, type, ftz)
+
+
+def lg2(a, *, ftz: bool = False):
+    """`lg2.approx{.ftz}.f32`: log2(a); lg2(+-0) = -Inf, lg2(a < 0) = NaN."""
+    return _approx("lg2", lambda x: np.where(x == 0, -np.inf, np.log2(x)), a, "f32", ftz)
+
+
+def sin(a, *, ftz: bool = False):
+    """`sin.approx{.ftz}.f32` (radians); sin(+-Inf) = NaN."""
+    return _approx("sin", np.sin, a, "f32", ftz)
+
+
+def cos(a, *, ftz: bool = False):
+    """`cos.approx{.ftz}.f32` (radians); cos(+-Inf) = NaN."""
+    return _approx("cos", np.cos, a, "f32", ftz)
+
+
+def tanh(a, *, type: str = "f32"):
+    """`tanh.approx.type` for f32, f16, f16x2, bf16, bf16x2."""
+    return _approx("tanh", np.tanh, a, type, False)
+
+
+# --- min / max / abs / neg / copysign / testp --------------------------------------------------
+MINMAX_TABLE = {  # type: (ftz allowed, NaN allowed, xorsign.abs allowed)
+    "f32": (True, True, True), "f64": (False, False, False), "f16": (True, True, True),
+    "f16x2": (True, True, True), "bf16": (False, True, True), "bf16x2": (False, True, True),
+}
+
+
+def _minmax(instr, a, b, type, ftz, nan, xorsign_abs):
+    check_choice(instr, "type", type, MINMAX_TABLE)
+    ftz_ok, nan_ok, xs_ok = MINMAX_TABLE[type]
+    for flag, ok, name in ((ftz, ftz_ok, ".ftz"), (nan, nan_ok, ".NaN"),
+                           (xorsign_abs, xs_ok, ".xorsign.abs")):
+        if flag and not ok:
+            raise illegal(instr, f"{name} is not defined for .{type}")
+    fmt, n, w, (la, lb) = _operands(instr, type, MINMAX_TABLE, a, b)
+    res = []
+    for x, y in zip(la, lb):
+        if ftz:
+            x = np.where(is_subnormal(x, fmt), x & sign_bit(fmt), x)
+            y = np.where(is_subnormal(y, fmt), y & sign_bit(fmt), y)
+        sgn = (x ^ y) & sign_bit(fmt)
+        if xorsign_abs:
+            x, y = x & ~sign_bit(fmt), y & ~sign_bit(fmt)
+        vx, vy = decode(x, fmt), decode(y, fmt)
+        # -0 orders below +0 (IEEE 754-2019 minimum / maximum)
+        if instr == "min":
+            pick_x = (vx < vy) | ((vx == vy) & np.signbit(vx))
+        else:
+            pick_x = (vx > vy) | ((vx == vy) & ~np.signbit(vx))
+        r = np.where(pick_x, x, y)
+        nx, ny = is_nan(x, fmt), is_nan(y, fmt)
+        if nan:
+            r = np.where(nx | ny, np.uint64(fmt.qnan), r)
+        else:
+            r = np.where(nx & ny, np.uint64(fmt.qnan), np.where(nx, y, np.where(ny, x, r)))
+        if xorsign_abs:
+            r = np.where(is_nan(r, fmt), r, r | sgn)
+        res.append(r)
+    return out(_join(res, fmt), w)
+
+
+def min(a, b, *, type: str, ftz: bool = False, nan: bool = False,  # noqa: A001
+        xorsign_abs: bool = False):
+    """`min{.ftz}{.NaN}{.xorsign.abs}.type d, a, b`: a NaN operand is ignored (both NaN ->
+    canonical NaN) unless .NaN, which makes any NaN operand give the canonical NaN; -0 < +0."""
+    return _minmax("min", a, b, type, ftz, nan, xorsign_abs)
+
+
+def max(a, b, *, type: str, ftz: bool = False, nan: bool = False,  # noqa: A001
+        xorsign_abs: bool = False):
+    """`max{.ftz}{.NaN}{.xorsign.abs}.type d, a, b`."""
+    return _minmax("max", a, b, type, ftz, nan, xorsign_abs)
+
+
+SIGN_OP_TABLE = {"f32": True, "f64": False, "f16": True, "f16x2": True, "bf16": False,
+                 "bf16x2": False}   # type -> .ftz allowed (abs, neg)
+
+
+def _signop(instr, a, type, ftz, op):
+    check_choice(instr, "type", type, SIGN_OP_TABLE)
+    if ftz and not SIGN_OP_TABLE[type]:
+        raise illegal(instr, f".ftz is not defined for .{type}")
+    fmt, n, w, (la,) = _operands(instr, type, SIGN_OP_TABLE, a)
+    res = []
+    for x in la:
+        if ftz:
+            x = np.where(is_subnormal(x, fmt), x & sign_bit(fmt), x)
+        r = op(x, sign_bit(fmt))
+        # PTX: "NaN inputs yield an unspecified NaN"; ptxsim returns the canonical NaN
+        res.append(np.where(is_nan(x, fmt), np.uint64(fmt.qnan), r))
+    return out(_join(res, fmt), w)
+
+
+def abs(a, *, type: str, ftz: bool = False):  # noqa: A001
+    """`abs{.ftz}.type d, a`: clears the sign bit."""
+    return _signop("abs", a, type, ftz, lambda x, s: x & ~s)
+
+
+def neg(a, *, type: str, ftz: bool = False):
+    """`neg{.ftz}.type d, a`: flips the sign bit."""
+    return _signop("neg", a, type, ftz, lambda x, s: x ^ s)
+
+
+def copysign(a, b, *, type: str):
+    """`copysign.type d, a, b`: b with the sign bit of a."""
+    check_choice("copysign", "type", type, ("f32", "f64"))
+    fmt = FMTS[type]
+    x, y = bits(a, fmt.width, "a"), bits(b, fmt.width, "b")
+    s = sign_bit(fmt)
+    return out((y & ~s) | (x & s), fmt.width)
+
+
+TESTP_OPS = ("finite", "infinite", "number", "notanumber", "normal", "subnormal")
+
+
+def testp(a, *, op: str, type: str) -> np.ndarray:
+    """`testp.op.type p, a` -> bool. Zeros count as normal (PTX)."""
+    check_choice("testp", "op", op, TESTP_OPS)
+    check_choice("testp", "type", type, ("f32", "f64"))
+    fmt = FMTS[type]
+    u = bits(a, fmt.width, "a")
+    mag = u & ~sign_bit(fmt)
+    inf = mag == np.uint64(fmt.inf)
+    nan = mag > np.uint64(fmt.inf)
+    sub = is_subnormal(u, fmt)
+    return {"finite": ~inf & ~nan, "infinite": inf, "number": ~nan, "notanumber": nan,
+            "normal": ~inf & ~nan & ~sub, "subnormal": sub}[op]

@@ -1,0 +1,424 @@
+"""Floating-point instructions against exact rational arithmetic (fractions.Fraction) rounded by an
+independent reference written here, IEEE 754 special-value rules, and hand-worked bit patterns."""
+import math
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ptxsim.errors import PtxValidationError
+from ptxsim.isa import floating as F
+
+RNG = np.random.default_rng(99)
+# (width, exponent bits, fraction bits)
+FMT = {"f16": (16, 5, 10), "bf16": (16, 8, 7), "f32": (32, 8, 23), "f64": (64, 11, 52)}
+
+
+def to_frac(b, fmt):
+    """Exact value of a bit pattern (None for NaN, +-'inf' strings for infinities)."""
+    w, eb, mb = FMT[fmt]
+    s, e, m = b >> (w - 1), (b >> mb) & ((1 << eb) - 1), b & ((1 << mb) - 1)
+    if e == (1 << eb) - 1:
+        return None if m else ("-inf" if s else "inf")
+    bias = (1 << (eb - 1)) - 1
+    v = Fraction(m, 1 << mb) * Fraction(2) ** (1 - bias) if e == 0 else \
+        Fraction((1 << mb) + m, 1 << mb) * Fraction(2) ** (e - bias)
+    return -v if s else v
+
+
+def ref_round(v, fmt, mode, neg_zero=False):
+    """Bits of `fmt` for the exact rational v under IEEE rounding `mode` (rn rz rm rp rna).
+
+    Independent of ptxsim: finds the two neighbouring representable magnitudes by integer floor
+    at the quantum of v's binade."""
+    w, eb, mb = FMT[fmt]
+    bias = (1 << (eb - 1)) - 1
+    sign = 1 if (v < 0 or (v == 0 and neg_zero)) else 0
+    a = abs(v)
+    if a == 0:
+        return sign << (w - 1)
+    e = 1 - bias
+    while a >= Fraction(2) ** (e + 1):
+        e += 1
+    while e > 1 - bias and a < Fraction(2) ** e:
+        e -= 1
+    quantum = Fraction(2) ** (e - mb)
+    n = math.floor(a / quantum)
+    rest = a / quantum - n
+    if mode == "rn":
+        up = rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1)
+    elif mode == "rna":
+        up = rest >= Fraction(1, 2)
+    elif mode == "rz":
+        up = False
+    elif mode == "rm":
+        up = sign == 1 and rest > 0
+    else:
+        up = sign == 0 and rest > 0
+    mag = (n + up) * quantum
+    maxf = (2 - Fraction(1, 1 << mb)) * Fraction(2) ** bias
+    inf_bits = ((1 << eb) - 1) << mb
+    if mag > maxf:
+        to_inf = mode in ("rn", "rna") or (mode == "rm" and sign) or (mode == "rp" and not sign)
+        return (sign << (w - 1)) | (inf_bits if to_inf else inf_bits - 1)
+    # encode mag
+    if mag < Fraction(2) ** (1 - bias):
+        return (sign << (w - 1)) | int(mag / Fraction(2) ** (1 - bias - mb))
+    e2 = 1 - bias
+    while mag >= Fraction(2) ** (e2 + 1):
+        e2 += 1
+    frac = int(mag / Fraction(2) ** (e2 - mb)) - (1 << mb)
+    return (sign << (w - 1)) | ((e2 + bias) << mb) | frac
+
+
+def qnan(fmt):
+    return (1 << (FMT[fmt][0] - 1)) - 1
+
+
+def specials(fmt):
+    w, eb, mb = FMT[fmt]
+    s = 1 << (w - 1)
+    inf = ((1 << eb) - 1) << mb
+    one = ((1 << (eb - 1)) - 1) << mb
+    return [0, s, 1, s | 1, (1 << mb) - 1, 1 << mb, inf - 1, s | (inf - 1), inf, s | inf,
+            inf | 1, one, s | one, one + 1, one - 1]
+
+
+def rand_bits(fmt, n, narrow=False):
+    """Random patterns; `narrow` keeps exponents near 0 so sums interact (plus edge ranges)."""
+    w, eb, mb = FMT[fmt]
+    raw = [int(x) for x in RNG.integers(0, 1 << min(w, 63), n, dtype=np.uint64)]
+    if w == 64:
+        raw = [x | (int(RNG.integers(0, 2)) << 63) for x in raw]
+    if narrow:
+        bias = (1 << (eb - 1)) - 1
+        out = []
+        for x in raw:
+            e = bias + int(RNG.integers(-6, 7))
+            out.append((x & ((1 << mb) - 1)) | (e << mb) | (x & (1 << (w - 1))))
+        raw = out
+    return raw
+
+
+def arr(xs, fmt):
+    return np.array(xs, dtype={16: np.uint16, 32: np.uint32, 64: np.uint64}[FMT[fmt][0]])
+
+
+def flush(b, fmt):
+    """ftz of an input / output pattern."""
+    w, eb, mb = FMT[fmt]
+    if (b >> mb) & ((1 << eb) - 1) == 0:
+        return b & (1 << (w - 1))
+    return b
+
+
+def ref_op(op, xs, fmt, mode, ftz=False, sat=False):
+    w, eb, mb = FMT[fmt]
+    if ftz:
+        xs = [flush(x, fmt) for x in xs]
+    sg = [x >> (w - 1) for x in xs]
+    vals = [to_frac(x, fmt) for x in xs]
+    inf_bits = ((1 << eb) - 1) << mb
+    if any(v is None for v in vals):
+        r = qnan(fmt)
+    elif any(isinstance(v, str) for v in vals):
+        # an infinite operand: IEEE special-value arithmetic, taken from float64
+        fv = [np.float64(float(v)) for v in vals]
+        with np.errstate(all="ignore"):
+            res = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+                   "mul": lambda a, b: a * b, "fma": lambda a, b, c: a * b + c,
+                   "div": lambda a, b: a / b}[op](*fv)
+        if np.isnan(res):
+            r = qnan(fmt)
+        elif np.isinf(res):
+            r = inf_bits | (int(res < 0) << (w - 1))
+        else:  # x / inf
+            r = int(np.signbit(res)) << (w - 1)
+    else:
+        a = vals
+        if op == "div" and a[1] == 0:
+            if a[0] == 0:
+                return qnan(fmt)
+            return ((sg[0] ^ sg[1]) << (w - 1)) | inf_bits
+        v = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
+             "fma": lambda: a[0] * a[1] + a[2], "div": lambda: a[0] / a[1]}[op]()
+        if v == 0:  # IEEE 754 6.3 signs of zero
+            if op in ("mul", "div"):
+                neg = bool(sg[0] ^ sg[1])
+            else:
+                if op == "fma":
+                    sx, sy, zx, zy = sg[0] ^ sg[1], sg[2], a[0] * a[1] == 0, a[2] == 0
+                else:
+                    sx, sy = sg[0], sg[1] if op == "add" else 1 - sg[1]
+                    zx, zy = a[0] == 0, a[1] == 0
+                if zx and zy:
+                    neg = bool(sx and sy) if mode != "rm" else bool(sx or sy)
+                else:
+                    neg = mode == "rm"
+            r = ref_round(Fraction(0), fmt, mode, neg_zero=neg)
+        else:
+            r = ref_round(v, fmt, mode)
+    if ftz:
+        r = flush(r, fmt)
+    if sat:
+        one = ((1 << (eb - 1)) - 1) << mb
+        if r == qnan(fmt) or r >> (w - 1):
+            r = 0
+        elif r > one:
+            r = one
+    return r
+
+
+def run_op(op, xs_cols, fmt, mode, ftz=False, sat=False):
+    fn = {"add": F.add, "sub": F.sub, "mul": F.mul, "fma": F.fma}[op]
+    kw = dict(type=fmt, rnd=mode)
+    if ftz:
+        kw["ftz"] = True
+    if sat:
+        kw["sat"] = True
+    return [int(x) for x in fn(*[arr(c, fmt) for c in xs_cols], **kw)]
+
+
+def operands(fmt, nargs, n=150):
+    sp = specials(fmt)
+    cols = []
+    for k in range(nargs):
+        col = sp + rand_bits(fmt, n // 2, narrow=True) + rand_bits(fmt, n // 2)
+        RNG.shuffle(col)
+        cols.append([int(x) for x in col])
+    # pairs that cancel exactly and nearly
+    cols[0][:4] = [sp[11], sp[12], sp[13], sp[11]]
+    cols[1][:4] = [sp[12], sp[11], sp[12], sp[11]]
+    return cols
+
+
+@pytest.mark.parametrize("fmt,modes", [("f32", ("rn", "rz", "rm", "rp")), ("f16", ("rn",)),
+                                       ("bf16", ("rn",)), ("f64", ("rn", "rz", "rm", "rp"))])
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_add_sub_mul_exact(fmt, modes, op):
+    cols = operands(fmt, 2)
+    for mode in modes:
+        got = run_op(op, cols, fmt, mode)
+        want = [ref_op(op, xs, fmt, mode) for xs in zip(*cols)]
+        bad = [(hex(x), hex(y), hex(g), hex(w)) for x, y, g, w in zip(*cols, got, want) if g != w]
+        assert not bad, (mode, bad[:5])
+
+
+@pytest.mark.parametrize("fmt,modes", [("f32", ("rn", "rz", "rm", "rp")), ("f16", ("rn",)),
+                                       ("bf16", ("rn",)), ("f64", ("rn", "rz", "rm", "rp"))])
+def test_fma_exact(fmt, modes):
+    cols = operands(fmt, 3, 120)
+    for mode in modes:
+        got = run_op("fma", cols, fmt, mode)
+        want = [ref_op("fma", xs, fmt, mode) for xs in zip(*cols)]
+        bad = [tuple(map(hex, t)) for t in zip(*cols, got, want) if t[-1] != t[-2]]
+        assert not bad, (mode, bad[:5])
+
+
+def test_fma_single_rounding_example():
+    # fma(1+2^-23, 1-2^-23, -1) = -2^-46 exactly; mul then add would give 0.
+    a = np.float32(1 + 2 ** -23).view(np.uint32)
+    b = np.float32(1 - 2 ** -23).view(np.uint32)
+    c = np.float32(-1).view(np.uint32)
+    got = F.fma([a], [b], [c], type="f32", rnd="rn")
+    assert got.view(np.float32)[0] == np.float32(-(2.0 ** -46))
+    assert F.add(F.mul([a], [b], type="f32", rnd="rn"), [c], type="f32")[0] == 0
+
+
+@pytest.mark.parametrize("fmt", ["f32", "f16"])
+def test_ftz_and_sat(fmt):
+    cols = operands(fmt, 2, 120)
+    for op in ("add", "mul"):
+        got = run_op(op, cols, fmt, "rn", ftz=True, sat=True)
+        want = [ref_op(op, xs, fmt, "rn", ftz=True, sat=True) for xs in zip(*cols)]
+        assert got == want
+        got = run_op(op, cols, fmt, "rn", ftz=True)
+        want = [ref_op(op, xs, fmt, "rn", ftz=True) for xs in zip(*cols)]
+        assert got == want
+
+
+def test_ftz_examples():
+    tiny = np.array([1], np.uint32)  # smallest f32 subnormal
+    assert F.add(tiny, [0], type="f32")[0] == 1
+    assert F.add(tiny, [0], type="f32", ftz=True)[0] == 0
+    neg_tiny = np.array([0x80000001], np.uint32)
+    assert F.add(neg_tiny, [0x80000000], type="f32", ftz=True)[0] == 0x80000000
+    # 2^-100 * 2^-30 = 2^-130: subnormal result, flushed to +0 with .ftz
+    a, b = np.float32(2.0 ** -100).view(np.uint32), np.float32(2.0 ** -30).view(np.uint32)
+    assert F.mul([a], [b], type="f32")[0] == np.float32(2.0 ** -130).view(np.uint32)
+    assert F.mul([a], [b], type="f32", ftz=True)[0] == 0
+
+
+def test_nan_and_inf_rules():
+    inf, ninf = 0x7F800000, 0xFF800000
+    assert F.add([inf], [ninf], type="f32")[0] == 0x7FFFFFFF            # canonical NaN
+    assert F.add([0x7FC00001], [0x3F800000], type="f32")[0] == 0x7FFFFFFF  # payload dropped
+    assert F.mul([0], [inf], type="f32")[0] == 0x7FFFFFFF
+    assert F.add([0x7E00], [0x3C00], type="f16")[0] == 0x7FFF
+    # overflow: rz/rm clamp positive results to the largest finite value
+    big = 0x7F7FFFFF
+    assert F.add([big], [big], type="f32", rnd="rz")[0] == big
+    assert F.add([big], [big], type="f32", rnd="rm")[0] == big
+    assert F.add([big], [big], type="f32", rnd="rp")[0] == inf
+    assert F.add([big | 1 << 31], [big | 1 << 31], type="f32", rnd="rm")[0] == ninf
+    # exact zero sum: +0, except -0 in .rm
+    assert F.sub([0x3F800000], [0x3F800000], type="f32", rnd="rn")[0] == 0
+    assert F.sub([0x3F800000], [0x3F800000], type="f32", rnd="rm")[0] == 0x80000000
+    assert F.add([0x80000000], [0x80000000], type="f32", rnd="rn")[0] == 0x80000000
+
+
+@pytest.mark.parametrize("fmt", ["f32", "f64"])
+def test_div_exact(fmt):
+    cols = operands(fmt, 2, 150)
+    for mode in ("rn", "rz", "rm", "rp"):
+        got = [int(x) for x in F.div(arr(cols[0], fmt), arr(cols[1], fmt), type=fmt, rnd=mode)]
+        want = [ref_op("div", xs, fmt, mode) for xs in zip(*cols)]
+        bad = [tuple(map(hex, t)) for t in zip(*cols, got, want) if t[-1] != t[-2]]
+        assert not bad, (mode, bad[:5])
+
+
+def test_div_f64_subnormal_results_directed():
+    # results in the f64 subnormal range exercise the exact fallback
+    a = np.array([2.0 ** -1070, 3 * 2.0 ** -1060, 1e-300], np.float64)
+    b = np.array([3.0, 7.0, 1e10], np.float64)
+    for mode in ("rn", "rz", "rm", "rp"):
+        got = F.div(a.view(np.uint64), b.view(np.uint64), type="f64", rnd=mode)
+        want = [ref_round(Fraction(float(x)) / Fraction(float(y)), "f64", mode) for x, y in zip(a, b)]
+        assert [int(g) for g in got] == want
+
+
+def ref_sqrt(b, fmt, mode):
+    v = to_frac(b, fmt)
+    if v is None or (not isinstance(v, str) and v < 0) or v == "-inf":
+        return qnan(fmt) if not (v == 0) else b
+    if v == "inf":
+        return b
+    if v == 0:
+        return b
+    # bracket sqrt(v) between rationals tighter than any rounding boundary
+    k = 1100  # enough bits below the smallest f64 subnormal
+    n = math.isqrt(math.floor(v * Fraction(4) ** k))
+    lo = Fraction(n, 2 ** k)
+    exact = lo * lo == v
+    return ref_round(lo if exact else lo + Fraction(1, 2 ** (k + 100)), fmt, mode)
+
+
+@pytest.mark.parametrize("fmt", ["f32", "f64"])
+def test_sqrt_exact(fmt):
+    xs = specials(fmt) + rand_bits(fmt, 150) + rand_bits(fmt, 50, narrow=True)
+    xs += [1, 2, 5] if fmt == "f64" else []
+    for mode in ("rn", "rz", "rm", "rp"):
+        got = [int(x) for x in F.sqrt(arr(xs, fmt), type=fmt, rnd=mode)]
+        want = []
+        for x in xs:
+            v = to_frac(x, fmt)
+            if v is not None and not isinstance(v, str) and v == 0:
+                want.append(x)            # sqrt(+-0) = +-0
+            elif v is None or v == "-inf" or (not isinstance(v, str) and v < 0):
+                want.append(qnan(fmt))
+            else:
+                want.append(ref_sqrt(x, fmt, mode))
+        bad = [(hex(x), hex(g), hex(w)) for x, g, w in zip(xs, got, want) if g != w]
+        assert not bad, (mode, bad[:5])
+
+
+def test_rcp_and_div_approx_rules():
+    three = np.float32(3).view(np.uint32)
+    assert F.rcp([three], type="f32", rnd="rn")[0] == np.float32(1 / 3).view(np.uint32)
+    # div.approx: 2^126 < |b| < 2^128 -> 0 (NaN for infinite a)   (PTX 9.7.3.8)
+    huge = np.float32(2.0 ** 127).view(np.uint32)
+    assert F.div([three], [huge], type="f32", approx=True)[0] == 0
+    assert F.div([0x7F800000], [huge], type="f32", approx=True)[0] == 0x7FFFFFFF
+    with pytest.raises(PtxValidationError):
+        F.div([1], [1], type="f32")                      # needs .rnd / .approx / .full
+    with pytest.raises(PtxValidationError):
+        F.div([1], [1], type="f64", approx=True)
+
+
+def test_approx_functions_within_ptx_bounds_and_specials():
+    x = np.linspace(-3, 3, 41).astype(np.float32)
+    ex = F.ex2(x.view(np.uint32)).view(np.float32)
+    assert np.allclose(ex, np.exp2(x.astype(np.float64)), rtol=2 ** -22.5)
+    pos = np.linspace(0.1, 10, 41).astype(np.float32)
+    assert np.allclose(F.lg2(pos.view(np.uint32)).view(np.float32),
+                       np.log2(pos.astype(np.float64)), atol=2 ** -22)
+    assert np.allclose(F.sin(x.view(np.uint32)).view(np.float32), np.sin(x.astype(np.float64)),
+                       atol=2 ** -20.5)
+    assert np.allclose(F.tanh(x.view(np.uint32)).view(np.float32), np.tanh(x.astype(np.float64)),
+                       rtol=2 ** -11)
+    # specials (PTX tables): ex2(-Inf)=+0, lg2(0)=-Inf, lg2(-1)=NaN, rsqrt(-0)=-Inf, sin(Inf)=NaN
+    assert F.ex2([0xFF800000])[0] == 0
+    assert F.lg2([0])[0] == 0xFF800000
+    assert F.lg2([0xBF800000])[0] == 0x7FFFFFFF
+    assert F.rsqrt([0x80000000])[0] == 0xFF800000
+    assert F.sin([0x7F800000])[0] == 0x7FFFFFFF
+    # f16 / bf16 forms
+    h = np.array([1.0, 2.0], np.float16).view(np.uint16)
+    assert list(F.ex2(h, type="f16").view(np.float16)) == [2.0, 4.0]
+    with pytest.raises(PtxValidationError):
+        F.ex2([0], type="bf16")                           # bf16 exists only with .ftz
+    with pytest.raises(PtxValidationError):
+        F.tanh([0], type="f64")
+
+
+def test_packed_half2_lanes():
+    a = np.array([1.5, -2.0], np.float16).view(np.uint32)
+    b = np.array([0.25, 8.0], np.float16).view(np.uint32)
+    d = F.add(a, b, type="f16x2").view(np.float16)
+    assert list(d) == [1.75, 6.0]
+    ab = np.array([1.5, 3.0], ml_dtypes.bfloat16).view(np.uint32)
+    d = F.mul(ab, ab, type="bf16x2").view(ml_dtypes.bfloat16)
+    assert [float(x) for x in d] == [2.25, 9.0]
+    a2 = np.array([1.0, 2.0], np.float32).view(np.uint64)
+    d = F.fma(a2, a2, a2, type="f32x2", rnd="rn").view(np.float32)
+    assert list(d) == [2.0, 6.0]
+
+
+def test_fma_relu():
+    a = np.array([1.0, -1.0], np.float16).view(np.uint32)
+    one = np.array([1.0, 1.0], np.float16).view(np.uint32)
+    z = np.array([0.0, 0.0], np.float16).view(np.uint32)
+    assert list(F.fma(a, one, z, type="f16x2", rnd="rn", relu=True).view(np.float16)) == [1.0, 0.0]
+
+
+def test_min_max_rules():
+    nan, one, two = 0x7FC00000, 0x3F800000, 0x40000000
+    pz, nz = 0, 0x80000000
+    assert F.min([nan], [one], type="f32")[0] == one                 # NaN ignored
+    assert F.min([nan], [nan], type="f32")[0] == 0x7FFFFFFF
+    assert F.min([nan], [one], type="f32", nan=True)[0] == 0x7FFFFFFF
+    assert F.max([one], [two], type="f32")[0] == two
+    assert F.min([pz], [nz], type="f32")[0] == nz and F.max([nz], [pz], type="f32")[0] == pz
+    # xorsign.abs: min(|-2|, |1|) = 1 with sign(-2) ^ sign(1) = -  -> -1
+    assert F.min([two | nz], [one], type="f32", xorsign_abs=True)[0] == one | nz
+    d = F.max(np.array([1, -3], np.float16).view(np.uint32),
+              np.array([2, -4], np.float16).view(np.uint32), type="f16x2").view(np.float16)
+    assert list(d) == [2, -3]
+    with pytest.raises(PtxValidationError):
+        F.min([0], [0], type="f64", nan=True)
+
+
+def test_abs_neg_copysign_testp():
+    assert F.abs([0xBF800000], type="f32")[0] == 0x3F800000
+    assert F.neg([0x3F800000], type="f32")[0] == 0xBF800000
+    assert F.neg([0x0001], type="f16", ftz=True)[0] == 0x8000
+    assert F.abs([0xFFC00001], type="f32")[0] == 0x7FFFFFFF
+    assert F.copysign([0x80000000], [0x3F800000], type="f32")[0] == 0xBF800000
+    vals = np.array([0, 0x80000000, 1, 0x7F800000, 0x7FC00000, 0x3F800000], np.uint32)
+    assert list(F.testp(vals, op="normal", type="f32")) == [True, True, False, False, False, True]
+    assert list(F.testp(vals, op="subnormal", type="f32")) == [False, False, True, False, False,
+                                                               False]
+    assert list(F.testp(vals, op="finite", type="f32")) == [True, True, True, False, False, True]
+    assert list(F.testp(vals, op="notanumber", type="f32")) == [False] * 4 + [True, False]
+
+
+def test_legality():
+    with pytest.raises(PtxValidationError):
+        F.add([0], [0], type="f64", ftz=True)
+    with pytest.raises(PtxValidationError):
+        F.add([0], [0], type="f16", rnd="rz")
+    with pytest.raises(PtxValidationError):
+        F.fma([0], [0], [0], type="f32", rnd=None)
+    with pytest.raises(PtxValidationError):
+        F.add([0], [0], type="bf16", sat=True)
