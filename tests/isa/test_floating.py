@@ -38,11 +38,10 @@ def ref_round(v, fmt, mode, neg_zero=False):
     a = abs(v)
     if a == 0:
         return sign << (w - 1)
-    e = 1 - bias
-    while a >= Fraction(2) ** (e + 1):
-        e += 1
-    while e > 1 - bias and a < Fraction(2) ** e:
+    e = a.numerator.bit_length() - a.denominator.bit_length()   # floor(log2 a) or one more
+    if a < Fraction(2) ** e:
         e -= 1
+    e = max(e, 1 - bias)
     quantum = Fraction(2) ** (e - mb)
     n = math.floor(a / quantum)
     rest = a / quantum - n
@@ -65,9 +64,9 @@ def ref_round(v, fmt, mode, neg_zero=False):
     # encode mag
     if mag < Fraction(2) ** (1 - bias):
         return (sign << (w - 1)) | int(mag / Fraction(2) ** (1 - bias - mb))
-    e2 = 1 - bias
-    while mag >= Fraction(2) ** (e2 + 1):
-        e2 += 1
+    e2 = mag.numerator.bit_length() - mag.denominator.bit_length()
+    if mag < Fraction(2) ** e2:
+        e2 -= 1
     frac = int(mag / Fraction(2) ** (e2 - mb)) - (1 << mb)
     return (sign << (w - 1)) | ((e2 + bias) << mb) | frac
 

@@ -365,7 +365,8 @@ def _f64_sqrt(a: np.ndarray, rnd: str) -> np.ndarray:
         return hi
     ok = np.isfinite(hi) & (hi > 0)
     safe = ok & _safe_exp(a)
-    err = np.where(safe, (a - hi * hi) - _two_prod_err(hi, hi, hi * hi), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(safe, (a - hi * hi) - _two_prod_err(hi, hi, hi * hi), 0.0)
     r = np.where(safe, _directed_f64(hi, err, rnd), hi)
     hard = ok & ~safe
     for i in np.flatnonzero(hard):  # subnormal operands only: exact integer square root
