@@ -119,7 +119,7 @@ _TRUE = {"u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "f32": 0x3F800000, "u16": 0xFFFF,
 SET_TABLE = {  # stype -> legal dtypes (the syntax blocks of set, 9.7.7.2 and 9.7.4.x)
     **{s: ("u32", "s32", "f32", "f16", "bf16") for s in INT_CMP_TYPES + ("f32", "f64")},
     "f16": ("u16", "s16", "u32", "s32", "f16", "bf16"),
-    "bf16": ("u16", "s16", "u32", "s32"),
+    "bf16": ("u16", "s16", "u32", "s32", "bf16"),   # bf16 <- bf16: accepted by ptxas 13.0
     "f16x2": ("f16x2", "u32", "s32"), "bf16x2": ("bf16x2", "u32", "s32"),
 }
 

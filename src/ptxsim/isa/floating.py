@@ -429,8 +429,10 @@ ARITH_TABLE = {
             "f16": _H_ARITH, "f16x2": _H_ARITH, "bf16": _BF_ARITH, "bf16x2": _BF_ARITH},
     "fma": {"f32": (ROUNDINGS, True, True, True), "f32x2": (ROUNDINGS, True, True, False),
             "f64": (ROUNDINGS, True, False, False), "f16": (("rn",), True, True, True),
-            "f16x2": (("rn",), True, True, True), "bf16": (("rn",), True, False, False),
-            "bf16x2": (("rn",), True, False, False)},
+            "f16x2": (("rn",), True, True, True),
+            # the ISA lists only .rn for bf16 fma; ptxas 13.0 accepts all four roundings
+            # (tests/isa/test_base_legality.py), and ptxsim follows the assembler
+            "bf16": (ROUNDINGS, True, False, False), "bf16x2": (ROUNDINGS, True, False, False)},
     # mad.f32 without a rounding is sm_1x only; for the targets ptxsim runs mad == fma
     "mad": {"f32": (ROUNDINGS, True, True, True), "f64": (ROUNDINGS, True, False, False)},
 }
@@ -573,15 +575,37 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
 
 
 def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
-    """`rcp.rnd{.ftz}.f32`, `rcp.rnd.f64`, `rcp.approx{.ftz}.f32` (modelled as correctly rounded;
-    PTX bound 1 ulp -- needs hardware vectors)."""
+    """`rcp.rnd{.ftz}.f32`, `rcp.rnd.f64`, `rcp.approx{.ftz}.f32`, `rcp.approx.ftz.f64`.
+
+    rcp.approx.f32 is modelled as correctly rounded (PTX bound 1 ulp; needs hardware vectors).
+    rcp.approx.ftz.f64 is the "gross approximation" of the ISA: only the upper 32 bits of a (sign,
+    exponent, 20 fraction bits) are used and the result's low 32 bits are zero; ptxsim rounds the
+    exact reciprocal of that truncated operand to 20 fraction bits (needs hardware vectors).
+    ptxas 13.0 also accepts `rcp.rnd.ftz.f64`; .ftz has no effect there in ptxsim."""
     if (rnd is not None) == approx:
         raise illegal("rcp", "exactly one of .rnd and .approx is required")
-    check_choice("rcp", "type", type, ("f32", "f64") if rnd else ("f32",))
+    check_choice("rcp", "type", type, ("f32", "f64"))
+    if approx and type == "f64":
+        if not ftz:
+            raise illegal("rcp", "the f64 approximation exists only as rcp.approx.ftz.f64")
+        x = bits(a, 64, "a") & np.uint64(0xFFFFFFFF00000000)
+        v = decode(x, F64, False)
+        v = np.where(is_subnormal(x, F64), np.copysign(0.0, v), v)
+        with np.errstate(divide="ignore"):
+            y = 1.0 / v                              # exact enough: rounded again to 20 bits
+        r = _widen_hi20(_round(y, np.zeros(1), _F64_HI20, "rn"))   # upper word of an f64
+        r = np.where(np.isnan(v), np.uint64(F64.qnan), r)
+        return out(r, 64)
     one = np.array([FMTS[type].one], np.uint64)
-    if approx:
-        return div(one, a, type=type, rnd="rn", ftz=ftz)
-    return div(one, a, type=type, rnd=rnd, ftz=ftz)
+    return div(one, a, type=type, rnd=rnd or "rn", ftz=ftz and type == "f32")
+
+
+# the upper word of an f64: sign, 11 exponent bits, 20 fraction bits, as a 32-bit "format"
+_F64_HI20 = FloatFmt("f64hi", 32, 11, 20)
+
+
+def _widen_hi20(r: np.ndarray) -> np.ndarray:
+    return np.asarray(r, np.uint64) << np.uint64(32)
 
 
 def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
@@ -632,7 +656,7 @@ APPROX_TYPES = {
 
 def _approx(instr, fn, a, type, ftz):
     check_choice(f"{instr}.approx", "type", type, APPROX_TYPES[instr])
-    fmt, n = PACKED.get(type, (FMTS[type], 1))
+    fmt, n = PACKED[type] if type in PACKED else (FMTS[type], 1)
     if instr == "ex2" and fmt is BF16 and not ftz:
         raise illegal("ex2.approx", ".bf16/.bf16x2 exist only as ex2.approx.ftz")
     if ftz and (instr == "tanh" or (instr == "ex2" and fmt is F16)):
