@@ -75,3 +75,19 @@ class TrapError(ExecutionError):
 
 class DeadlockError(ExecutionError):
     """Every live warp waits and nothing can wake it."""
+
+
+class TmemAllocBlocked(TmemAllocError):
+    """tcgen05.alloc would block forever: the requested columns never become free."""
+
+
+class TmemLeakError(TmemAllocError):
+    """Tensor Memory columns still allocated when the kernel exits (9.7.16.7.1)."""
+
+    def __init__(self, message: str, leaks=None, cta: int | None = None):
+        self.leaks, self.cta = list(leaks or []), cta
+        super().__init__(message)
+
+
+class CtaGroupMismatch(UndefinedBehavior):
+    """tcgen05 instructions of one kernel using different .cta_group values (9.7.16.7.1)."""

@@ -40,6 +40,50 @@ class Format:
     def has_zero(self) -> bool:
         return self.name != "ue8m0"
 
+    # ---- derived encodings (all on the `bits`-wide code, sign included where there is one) ----
+    @property
+    def magnitude_bits(self) -> int:
+        """Bits below the sign bit (all bits for an unsigned format)."""
+        return self.bits - 1 if self.signed else self.bits
+
+    @property
+    def sign_mask(self) -> int:
+        return 1 << (self.bits - 1) if self.signed else 0
+
+    @property
+    def max_finite_code(self) -> int:
+        """Magnitude code of MAX_NORM, the largest finite value (floats only)."""
+        if self.name == "ue8m0":
+            return 0xFE                       # 2^127; 0xFF is NaN
+        if self.nan == "ieee":                # all-ones exponent is Inf / NaN
+            return ((1 << self.ebits) - 2) << self.mbits | ((1 << self.mbits) - 1)
+        if self.nan == "all_ones":            # only the all-ones magnitude is NaN (e4m3, ue4m3)
+            return (1 << self.magnitude_bits) - 2
+        return (1 << self.magnitude_bits) - 1  # no NaN, no Inf (e2m3, e3m2, e2m1)
+
+    @property
+    def inf_code(self) -> int | None:
+        return ((1 << self.ebits) - 1) << self.mbits if self.has_inf else None
+
+    @property
+    def nan_code(self) -> int | None:
+        """The canonical NaN NVIDIA produces: positive, all magnitude bits set
+        (0x7FFF for f16/bf16, 0x7FFFFFFF for f32, 0x7F for e4m3/e5m2, 0xFF for ue8m0)."""
+        return (1 << self.magnitude_bits) - 1 if self.nan else None
+
+    @property
+    def max_finite(self) -> float:
+        from ptxsim.types.codec import decode
+        shift = self.storage_bits - self.bits if self.name == "tf32" else 0   # tf32: b32 image
+        return float(decode(self.max_finite_code << shift, self))
+
+    @property
+    def min_subnormal(self) -> float:
+        """Smallest positive value (ue8m0: 2^-127, it has no zero and no subnormals)."""
+        if self.name == "ue8m0":
+            return 2.0 ** -127
+        return 2.0 ** (self.emin - self.mbits)
+
 
 FORMATS: dict[str, Format] = {f.name: f for f in [
     # IEEE-754 binary formats

@@ -1,0 +1,389 @@
+"""tcgen05.ld / tcgen05.st / tcgen05.ld.red / tcgen05.wait (PTX ISA 9.7.16.2.3, 9.7.16.8).
+
+A warp moves a fragment between its registers and Tensor Memory. The fragment of each shape is a
+fixed map (thread t, register j) -> (lane offset, column offset) from the base address taddr;
+`.num` repeats the base shape along the columns (Table 47). The maps (the spec's Figures 183-187,
+missing from our copy of the text) are transcribed from CuTe's copy traits
+(include/cute/atom/copy_traits_sm100.hpp, SM100_TMEM_LOAD_*; see docs/tmem.md):
+
+  .32x32b    lane t,                     column j
+  .16x64b    lane t/4 + 8*(t%2),         column (t/2)%2 + 2*j
+  .16x128b   lane t/4 + 8*(j%2),         column t%4 + 4*(j/2)
+  .16x256b   lane t/4 + 8*((j/2)%2),     column 2*(t%4) + j%2 + 8*(j/4)
+  .16x32bx2  lane t%16,                  column j, plus immHalfSplitoff for t >= 16
+
+With .pack::16b (ld) / .unpack::16b (st) a register holds the low 16 bits of two adjacent
+columns: the logical column c above becomes Tensor Memory columns 2c (register bits [15:0]) and
+2c+1 (bits [31:16]) (9.7.16.8.2; CuTe's *_16b traits). The split offset of .16x32bx2 is added
+after that doubling.
+
+Access rule (9.7.16.8.1): warp w of the CTA may reach only lanes 32*(w%4) .. 32*(w%4)+31.
+All threads of a warp must give the same taddr (undefined otherwise).
+
+Every function is vectorised over all threads of all warps: one gather / scatter with index
+tables built once per (shape, num, pack).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ptxsim.errors import OperandError, TmemAccessError, UndefinedBehavior
+from ptxsim.isa.tmem import (LANES_PER_WARP, N_COLUMNS, TensorMemory, cells_of,
+                             split_address)
+
+WARP = 32
+
+# 9.7.16.8.3 Table 47 (= Table 48 for st): registers at .x1 and the largest legal .num.
+SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
+NUMS = (1, 2, 4, 8, 16, 32, 64, 128)
+REGS_AT_X1 = {"32x32b": 1, "16x64b": 1, "16x32bx2": 1, "16x128b": 2, "16x256b": 4}
+MAX_NUM = {"32x32b": 128, "16x64b": 128, "16x32bx2": 128, "16x128b": 64, "16x256b": 32}
+LANES_OF_SHAPE = {"32x32b": 32, "16x64b": 16, "16x128b": 16, "16x256b": 16, "16x32bx2": 16}
+
+# 9.7.16.8.3: tcgen05.ld.red shapes, operators and types; .num at least .x2.
+RED_SHAPES = ("32x32b", "16x32bx2")
+RED_OPS = ("min", "max")
+RED_TYPES = ("f32", "u32", "s32")
+CANONICAL_NAN_F32 = np.uint32(0x7FFFFFFF)
+
+
+def legal_nums(shape: str) -> tuple[int, ...]:
+    """The .num values Table 47 allows for `shape`."""
+    check_shape(shape)
+    return tuple(n for n in NUMS if n <= MAX_NUM[shape])
+
+
+def num_registers(shape: str, num: int) -> int:
+    """Length of the register vector for (shape, num) (Table 47); the same with .pack."""
+    check_shape_num(shape, num)
+    return REGS_AT_X1[shape] * num
+
+
+def check_shape(shape: str) -> None:
+    if shape not in SHAPES:
+        raise OperandError(f"tcgen05.ld/st: shape '.{shape}' is not one of "
+                           f"{', '.join('.' + s for s in SHAPES)} (9.7.16.2.3)")
+
+
+def check_shape_num(shape: str, num: int) -> None:
+    check_shape(shape)
+    if num not in NUMS or num > MAX_NUM[shape]:
+        raise OperandError(f"tcgen05.ld/st: '.x{num}' is not legal with '.{shape}'; Table 47 "
+                           f"allows {', '.join(f'.x{n}' for n in NUMS if n <= MAX_NUM[shape])}")
+
+
+@dataclass(frozen=True)
+class FragmentMap:
+    """(thread, register) -> (lane offset, column offset) of one (shape, num, pack).
+
+    `lane`, `column`: int arrays (32, R) for unpacked; for packed the column array is
+    (32, R, 2): [..., 0] feeds register bits [15:0], [..., 1] bits [31:16].
+    `second_half`: bool (32, R), the .16x32bx2 threads whose column gets immHalfSplitoff.
+    """
+
+    shape: str
+    num: int
+    pack: bool
+    lane: np.ndarray
+    column: np.ndarray
+    second_half: np.ndarray
+
+    @property
+    def nregs(self) -> int:
+        return self.lane.shape[1]
+
+    def columns_spanned(self) -> int:
+        """Columns touched from taddr, not counting the .16x32bx2 split offset."""
+        return int(self.column.max()) + 1
+
+
+def _logical_map(shape: str, num: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    t = np.arange(WARP)[:, None]
+    j = np.arange(REGS_AT_X1[shape] * num)[None, :]
+    t, j = np.broadcast_arrays(t, j)
+    second = np.zeros(t.shape, bool)
+    if shape == "32x32b":        # Figure 183
+        lane, col = t, j
+    elif shape == "16x64b":      # Figure 184
+        lane, col = t // 4 + 8 * (t % 2), (t // 2) % 2 + 2 * j
+    elif shape == "16x128b":     # Figure 185
+        lane, col = t // 4 + 8 * (j % 2), t % 4 + 4 * (j // 2)
+    elif shape == "16x256b":     # Figure 186
+        lane, col = t // 4 + 8 * ((j // 2) % 2), 2 * (t % 4) + j % 2 + 8 * (j // 4)
+    else:                        # .16x32bx2, Figure 187: two .16x32b accesses
+        lane, col, second = t % 16, j, t >= 16
+    return lane.astype(np.int64), col.astype(np.int64), second
+
+
+@lru_cache(maxsize=None)
+def fragment_map(shape: str, num: int, pack: bool = False) -> FragmentMap:
+    """The fragment of `tcgen05.{ld,st}.<shape>.x<num>{.pack::16b}`; computed once, cached."""
+    check_shape_num(shape, num)
+    lane, col, second = _logical_map(shape, num)
+    if pack:
+        col = np.stack([2 * col, 2 * col + 1], axis=-1)
+    for a in (lane, col, second):
+        a.setflags(write=False)
+    return FragmentMap(shape, num, bool(pack), lane, col, second)
+
+
+# --------------------------------------------------------------------------------------------
+# address resolution, shared by ld / st / ld.red
+# --------------------------------------------------------------------------------------------
+
+def _per_warp(value, nwarps: int, what: str, name: str) -> np.ndarray:
+    """One value per warp from a scalar, a per-warp (W,) or per-thread (32W,) operand."""
+    a = np.asarray(value, dtype=np.int64)
+    if a.ndim == 0:
+        return np.full(nwarps, int(a), np.int64)
+    if a.shape == (WARP * nwarps,):
+        a = a.reshape(nwarps, WARP)
+        bad = np.flatnonzero(np.any(a != a[:, :1], axis=1))
+        if bad.size:
+            w = int(bad[0])
+            raise UndefinedBehavior(f"{what}: threads of warp {w} gave different {name} values "
+                                    f"{sorted(set(int(x) for x in a[w]))[:4]}...; all threads "
+                                    "must give the same base address (9.7.16.8.3)")
+        return a[:, 0]
+    if a.shape == (nwarps,):
+        return a
+    raise OperandError(f"{what}: {name} must be a scalar, one value per warp ({nwarps},) or one "
+                       f"per thread ({WARP * nwarps},); got shape {a.shape}")
+
+
+def _warps(warp_ids, nwarps_hint: int | None) -> np.ndarray:
+    if warp_ids is None:
+        return np.arange(nwarps_hint or 1, dtype=np.int64)
+    w = np.atleast_1d(np.asarray(warp_ids, dtype=np.int64))
+    if w.ndim != 1 or np.any(w < 0):
+        raise OperandError(f"tcgen05.ld/st: warp ids must be non-negative integers, got {warp_ids}")
+    return w
+
+
+def resolve(tmem, fmap: FragmentMap, taddr, warps: np.ndarray, split, what: str):
+    """Absolute (lane, column) index arrays (W, 32, R[, 2]) with every access rule checked."""
+    nw = warps.size
+    base = _per_warp(taddr, nw, what, "taddr")
+    base_lane, base_col = split_address(base)
+    base_lane, base_col = np.atleast_1d(base_lane), np.atleast_1d(base_col)
+    if fmap.shape == "16x32bx2":
+        if split is None:
+            raise OperandError(f"{what}: .16x32bx2 needs the immediate immHalfSplitoff")
+        # ptxas 13.0 accepts any 32-bit immediate (even -1); where the second half lands is
+        # checked below like every other column.
+        split = int(split)
+    elif split is not None:
+        raise OperandError(f"{what}: immHalfSplitoff is only allowed with .16x32bx2, "
+                           f"not .{fmap.shape}")
+    lanes = base_lane[:, None, None] + fmap.lane[None]
+    col = fmap.column
+    if fmap.shape == "16x32bx2":
+        second = fmap.second_half[..., None] if fmap.pack else fmap.second_half
+        col = col + split * second
+    cols = base_col[:, None, None, *([None] if fmap.pack else [])] + col[None]
+    if fmap.pack:
+        lanes = np.broadcast_to(lanes[..., None], cols.shape)
+
+    # 9.7.16.8.1: warp w%4 reaches lanes 32*(w%4) .. +31 only.
+    lo = (LANES_PER_WARP * (warps % 4)).reshape((nw,) + (1,) * (lanes.ndim - 1))
+    bad = (lanes < lo) | (lanes >= lo + LANES_PER_WARP)
+    if bad.any():
+        w, *rest = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
+        raise TmemAccessError(
+            f"{what}: warp {int(warps[w])} (warp {int(warps[w]) % 4} of its warpgroup) may access "
+            f"only lanes {int(lo.ravel()[w])}-{int(lo.ravel()[w]) + 31} (9.7.16.8.1); "
+            f".{fmap.shape} from taddr lane {int(base_lane[w])} reaches outside",
+            warp=int(warps[w]), lane=int(lanes[(w, *rest)]), column=int(cols[(w, *rest)]))
+    over = (cols >= N_COLUMNS) | (cols < 0)
+    if over.any():
+        w, *rest = np.unravel_index(np.flatnonzero(over)[0], over.shape)
+        raise TmemAccessError(f"{what}: column outside the {N_COLUMNS} columns of Tensor Memory",
+                              warp=int(warps[w]), lane=int(lanes[(w, *rest)]),
+                              column=int(cols[(w, *rest)]))
+    if isinstance(tmem, TensorMemory):
+        wgrid = np.broadcast_to(warps.reshape((nw,) + (1,) * (lanes.ndim - 1)), lanes.shape)
+        tmem.check_allocated(lanes, cols, what, warps=wgrid)
+    return lanes, cols
+
+
+def _nwarps_from(taddr) -> int | None:
+    """Warps implied by a taddr operand: (32W,) per thread, else (W,) per warp."""
+    a = np.asarray(taddr)
+    if a.ndim == 1 and a.size:
+        return a.size // WARP if a.size % WARP == 0 else a.size
+    return None
+
+
+def _name(op: str, shape: str, num: int, pack: str | None) -> str:
+    return f"tcgen05.{op}.sync.aligned.{shape}.x{num}" + (f".{pack}" if pack else "")
+
+
+# --------------------------------------------------------------------------------------------
+# the instructions
+# --------------------------------------------------------------------------------------------
+
+def tcgen05_ld(tmem, shape: str, num: int, taddr, warp_ids=None, pack: bool = False,
+               split: int | None = None) -> np.ndarray:
+    """tcgen05.ld.sync.aligned.<shape>.x<num>{.pack::16b}.b32 r, [taddr]{, immHalfSplitoff}.
+
+    tmem: TensorMemory (allocation-checked) or a uint32 (128, 512) array.
+    taddr: scalar, per warp (W,) or per thread (32W,); warp_ids: the warps' ids in the CTA.
+    Returns uint32 registers (32W, R), row = thread (warp-major), column = register index.
+    """
+    what = _name("ld", shape, num, "pack::16b" if pack else None)
+    fmap = fragment_map(shape, num, pack)
+    warps = _warps(warp_ids, _nwarps_from(taddr))
+    lanes, cols = resolve(tmem, fmap, taddr, warps, split, what)
+    cells = cells_of(tmem)
+    got = cells[lanes, cols]
+    if pack:
+        got = (got[..., 0] & 0xFFFF) | ((got[..., 1] & 0xFFFF) << 16)
+    return got.reshape(warps.size * WARP, fmap.nregs).astype(np.uint32)
+
+
+def tcgen05_st(tmem, shape: str, num: int, taddr, regs, warp_ids=None, unpack: bool = False,
+               split: int | None = None) -> None:
+    """tcgen05.st.sync.aligned.<shape>.x<num>{.unpack::16b}.b32 [taddr]{, imm}, r.
+
+    regs: uint32 (32W, R). With .unpack::16b, bits [15:0] go to column 2c and [31:16] to 2c+1,
+    each into the low half of the 32-bit cell; ptxsim writes zero to the upper half (the spec's
+    Figure 193 is missing; 9.7.16.10.4.1 puts a 16-bit element in the low half of its cell).
+    """
+    what = _name("st", shape, num, "unpack::16b" if unpack else None)
+    fmap = fragment_map(shape, num, unpack)
+    r = np.asarray(regs)
+    if r.ndim != 2 or r.shape[1] != fmap.nregs or r.shape[0] % WARP or r.shape[0] == 0:
+        raise OperandError(f"{what}: registers must have shape (32*warps, {fmap.nregs}) "
+                           f"(Table 48); got {r.shape}")
+    if r.dtype.kind not in "ui":
+        raise OperandError(f"{what}: registers must be integer .b32 bits, got dtype {r.dtype}")
+    r = r.astype(np.int64) & 0xFFFFFFFF
+    warps = _warps(warp_ids, r.shape[0] // WARP)
+    if warps.size * WARP != r.shape[0]:
+        raise OperandError(f"{what}: {warps.size} warp ids for {r.shape[0] // WARP} warps of "
+                           "registers")
+    lanes, cols = resolve(tmem, fmap, taddr, warps, split, what)
+    vals = r.reshape(warps.size, WARP, fmap.nregs)
+    if unpack:
+        vals = np.stack([vals & 0xFFFF, vals >> 16], axis=-1)
+    if len(set((warps % 4).tolist())) < warps.size:
+        _check_no_conflicting_writes(lanes, cols, vals, what)
+    cells = cells_of(tmem)
+    cells[lanes, cols] = vals.astype(np.uint32)
+
+
+def _check_no_conflicting_writes(lanes, cols, vals, what: str) -> None:
+    """Two warps of the same lane quarter storing different bits to one cell: a race."""
+    flat = (lanes * N_COLUMNS + cols).ravel()
+    order = np.argsort(flat, kind="stable")
+    f, v = flat[order], vals.ravel()[order]
+    dup = (f[1:] == f[:-1]) & (v[1:] != v[:-1])
+    if dup.any():
+        k = int(f[1:][dup][0])
+        raise UndefinedBehavior(f"{what}: two warps store different values to lane "
+                                f"{k // N_COLUMNS}, column {k % N_COLUMNS} in one step; the "
+                                "order of their stores is undefined")
+
+
+def _f32_key(bits: np.ndarray) -> np.ndarray:
+    """Monotone integer key of f32 bit patterns: -inf < ... < -0 < +0 < ... < +inf."""
+    b = bits.astype(np.int64)
+    return np.where(b & 0x80000000, 0xFFFFFFFF - b, b | 0x80000000)
+
+
+def _key_to_f32(key: np.ndarray) -> np.ndarray:
+    return np.where(key & 0x80000000, key & 0x7FFFFFFF, 0xFFFFFFFF - key)
+
+
+def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_ids=None,
+                   abs: bool = False, nan: bool = False, split: int | None = None):
+    """tcgen05.ld.red.sync.aligned.<shape>.x<num>.<op>{.abs}{.NaN}.<type> r, redval, [taddr].
+
+    Returns (regs (32W, num) uint32, redval (32W,) uint32). The reduction runs over the columns
+    each thread loads (its `num` registers, all from one lane). f32 follows PTX min/max: -0 is
+    below +0; NaN inputs are ignored unless .NaN is given, then any NaN gives the canonical NaN
+    0x7FFFFFFF; all-NaN gives the canonical NaN. .abs reduces |x| (registers keep the raw bits).
+    """
+    what = f"tcgen05.ld.red.sync.aligned.{shape}.x{num}.{op}"
+    if shape not in RED_SHAPES:
+        raise OperandError(f"{what}: .red needs shape .32x32b or .16x32bx2 (9.7.16.8.3)")
+    if op not in RED_OPS:
+        raise OperandError(f"{what}: reduction '.{op}' is not .min or .max (9.7.16.8.3)")
+    if dtype not in RED_TYPES:
+        raise OperandError(f"{what}: type '.{dtype}' is not .f32, .u32 or .s32 (9.7.16.8.3)")
+    if dtype != "f32" and (abs or nan):
+        raise OperandError(f"{what}: .abs and .NaN exist only for .f32 (9.7.16.8.3)")
+    check_shape_num(shape, num)
+    if num < 2:
+        raise OperandError(f"{what}: with .red, .num must be at least .x2 (9.7.16.8.3)")
+    regs = tcgen05_ld(tmem, shape, num, taddr, warp_ids, split=split)
+    r = regs.astype(np.int64)
+    if dtype == "u32":
+        red = r.min(axis=1) if op == "min" else r.max(axis=1)
+    elif dtype == "s32":
+        s = np.where(r & 0x80000000, r - (1 << 32), r)
+        red = (s.min(axis=1) if op == "min" else s.max(axis=1)) & 0xFFFFFFFF
+    else:
+        x = r & 0x7FFFFFFF if abs else r
+        isnan = (x & 0x7FFFFFFF) > 0x7F800000
+        key = _f32_key(x)
+        fill = np.int64(0xFFFFFFFF) if op == "min" else np.int64(0)
+        key = np.where(isnan, fill, key)
+        k = key.min(axis=1) if op == "min" else key.max(axis=1)
+        red = _key_to_f32(k)
+        poison = isnan.all(axis=1) | (isnan.any(axis=1) if nan else False)
+        red = np.where(poison, np.int64(CANONICAL_NAN_F32), red)
+    return regs, red.astype(np.uint32)
+
+
+WAIT_KINDS = ("ld", "st")
+
+
+def tcgen05_wait(kind: str) -> None:
+    """tcgen05.wait::ld / wait::st (9.7.16.8.5).
+
+    In the single-instruction API every tcgen05.ld/st completes before it returns, so the wait
+    has nothing left to order; the kernel executor uses `AsyncTracker` for the ordering.
+    """
+    if kind not in WAIT_KINDS:
+        raise OperandError(f"tcgen05.wait::{kind}: the operation must be ::ld or ::st (9.7.16.8.5)")
+
+
+class AsyncTracker:
+    """Per-thread ordering of tcgen05.ld / st for the kernel executor (9.7.16.6.2.1.2, 9.7.16.8.5).
+
+    A tcgen05.ld's destination registers hold undefined bits until the thread executes
+    tcgen05.wait::ld; reading them earlier is undefined. A tcgen05.st is not guaranteed visible
+    to later tcgen05 operations until tcgen05.wait::st.
+    """
+
+    def __init__(self):
+        self.pending_ld: set = set()     # register names written by in-flight loads
+        self.pending_st: int = 0
+
+    def issue_ld(self, registers) -> None:
+        self.pending_ld.update(registers)
+
+    def issue_st(self) -> None:
+        self.pending_st += 1
+
+    def wait(self, kind: str) -> None:
+        tcgen05_wait(kind)
+        if kind == "ld":
+            self.pending_ld.clear()
+        else:
+            self.pending_st = 0
+
+    def check_read(self, register) -> None:
+        if register in self.pending_ld:
+            raise UndefinedBehavior(f"register {register} read before tcgen05.wait::ld; the "
+                                    "asynchronous tcgen05.ld may not have written it yet "
+                                    "(9.7.16.8.5)")
+
+    def check_tmem_use_after_st(self, what: str) -> None:
+        if self.pending_st:
+            raise UndefinedBehavior(f"{what} after tcgen05.st without tcgen05.wait::st; the "
+                                    "store may not have completed (9.7.16.8.5)")
