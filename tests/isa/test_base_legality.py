@@ -32,7 +32,8 @@ def r(type):
 def ptxas_rejects(lines):
     """Indices of the lines ptxas reports an error for (one instruction per line)."""
     head = [".version 8.8", ".target sm_100a", ".address_size 64", ".visible .entry k() {",
-            ".reg .b16 h<4>;", ".reg .b32 r<4>;", ".reg .b64 l<4>;", ".reg .pred p<4>;"]
+            ".reg .b16 h<4>;", ".reg .b32 r<4>;", ".reg .b64 l<4>;", ".reg .pred p<4>;",
+            ".reg .b8 b<4>;", ".reg .b128 q<4>;"]
     text = "\n".join(head + lines + ["ret;", "}"]) + "\n"
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
         f.write(text)
@@ -279,4 +280,69 @@ def test_float_div_rcp_sqrt_approx():
             continue
         cases.append((f"{op}{q}.{t} {r(t)}, {r(t)};",
                       lambda op=op, kw=kw: getattr(F, op)([0], **kw)))
+    compare_with_ptxas(cases)
+
+
+CVT_T = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f16", "bf16", "f32", "f64")
+CVT_RND = (None, "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")
+
+
+def test_cvt_scalar_forms():
+    from ptxsim.isa import convert as V
+    cases = []
+    for d, a, rnd, ftz, sat in itertools.product(CVT_T, CVT_T, CVT_RND, (False, True),
+                                                 (False, True)):
+        q = "".join(x for x in (f".{rnd}" if rnd else "", ".ftz" if ftz else "",
+                                ".sat" if sat else ""))
+        cases.append((f"cvt{q}.{d}.{a} {r(d)}, {r(a)};",
+                      lambda d=d, a=a, rnd=rnd, ftz=ftz, sat=sat:
+                      V.cvt([0], dtype=d, atype=a, rnd=rnd, ftz=ftz, sat=sat)))
+    for d, rnd, relu, satf in itertools.product(("f16", "bf16", "tf32"), ("rn", "rz", "rna", "rm"),
+                                                (False, True), (False, True)):
+        q = f".{rnd}" + (".relu" if relu else "") + (".satfinite" if satf else "")
+        dreg = "r1" if d == "tf32" else "h1"
+        cases.append((f"cvt{q}.{d}.f32 {dreg}, r1;",
+                      lambda d=d, rnd=rnd, relu=relu, satf=satf:
+                      V.cvt([0], dtype=d, atype="f32", rnd=rnd, relu=relu, satfinite=satf)))
+    compare_with_ptxas(cases)
+
+
+def test_cvt_packed_forms():
+    from ptxsim.isa import convert as V
+    cases = []
+    narrow = ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2", "ue8m0x2")
+    dreg = {"e4m3x2": "h1", "e5m2x2": "h1", "e2m3x2": "h1", "e3m2x2": "h1", "e2m1x2": "b1",
+            "ue8m0x2": "h1", "f16x2": "r1", "bf16x2": "r1"}
+    for d, rnd, relu, satf in itertools.product(narrow + ("f16x2", "bf16x2"), ("rn", "rz", "rp"),
+                                                (False, True), (False, True)):
+        q = f".{rnd}" + (".satfinite" if satf else "") + (".relu" if relu else "")
+        cases.append((f"cvt{q}.{d}.f32 {dreg[d]}, r1, r1;",
+                      lambda d=d, rnd=rnd, relu=relu, satf=satf:
+                      V.cvt_x2([0], [0], dtype=d, atype="f32", rnd=rnd, relu=relu,
+                               satfinite=satf)))
+        for src in ("f16x2", "bf16x2"):
+            if d in narrow:
+                cases.append((f"cvt{q}.{d}.{src} {dreg[d]}, r1;",
+                              lambda d=d, src=src, rnd=rnd, relu=relu, satf=satf:
+                              V.cvt_x2([0], dtype=d, atype=src, rnd=rnd, relu=relu,
+                                       satfinite=satf)))
+    for s, dd, relu in itertools.product(narrow, ("f16x2", "bf16x2"), (False, True)):
+        q = ".rn" + (".relu" if relu else "")
+        cases.append((f"cvt{q}.{dd}.{s} r1, {dreg[s]};",
+                      lambda s=s, dd=dd, relu=relu: V.cvt_x2([0], dtype=dd, atype=s, rnd="rn",
+                                                             relu=relu)))
+    for t in ("u16", "s16", "u8", "s8", "u4", "s4", "u2", "s2", "u32"):
+        cases.append((f"cvt.pack.sat.{t}.s32 r1, r1, r1;",
+                      lambda t=t: V.cvt_pack([0], [0], dtype=t)))
+        cases.append((f"cvt.pack.sat.{t}.s32.b32 r1, r1, r1, r1;",
+                      lambda t=t: V.cvt_pack([0], [0], [0], dtype=t)))
+    for t, n in itertools.product(("b16", "b32", "b64", "b128"), (2, 4)):
+        w = {"b16": 8, "b32": 16, "b64": 32, "b128": 64}[t] if n == 2 else \
+            {"b16": 4, "b32": 8, "b64": 16, "b128": 32}[t]
+        part = {4: None, 8: None, 16: "h1", 32: "r1", 64: "l1"}[w]
+        if part is None:
+            continue
+        dst = {"b32": "r1", "b64": "l1", "b128": "q1", "b16": "h1"}[t]
+        cases.append((f"mov.{t} {dst}, {{{', '.join([part] * n)}}};",
+                      lambda t=t, n=n: V.mov_pack([[0]] * n, type=t)))
     compare_with_ptxas(cases)

@@ -130,7 +130,8 @@ def _round(hi: np.ndarray, lo: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarra
     lo_neg = np.where(neg, lo > 0, lo < 0)        # exact |v| is just below |hi|
     # |v| in (prev(|hi|), |hi|): round prev(|hi|) + sticky. No boundary of a narrower format lies
     # strictly between two neighbouring float64 values, so this loses nothing.
-    ah = np.where(lo_neg & (ah > 0), np.nextafter(ah, 0.0), ah)
+    with np.errstate(invalid="ignore"):
+        ah = np.where(lo_neg & (ah > 0), np.nextafter(ah, 0.0), ah)
     sticky_lo = lo != 0
     finite = np.isfinite(ah)
     m, e = np.frexp(np.where(finite, ah, 0.0))           # ah = m * 2^e, m in [0.5, 1)
