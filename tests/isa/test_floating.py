@@ -421,3 +421,17 @@ def test_legality():
         F.fma([0], [0], [0], type="f32", rnd=None)
     with pytest.raises(PtxValidationError):
         F.add([0], [0], type="bf16", sat=True)
+
+
+def test_fma_midpoint_with_residual_is_not_double_rounded():
+    """a*b + c = 1 + 3*2^-24 - 2^-60: its float64 rounding is the f32 midpoint 1 + 3*2^-24, whose
+    ties-to-even cast would give 1 + 2^-22; the exact value lies below it: 1 + 2^-23."""
+    a = np.float32(2.0 ** -12 * (1 - 2.0 ** -18))
+    b = np.float32(2.0 ** -12 * (1 + 2.0 ** -18))
+    c = np.float32(1 + 2.0 ** -23)
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    assert exact == 1 + Fraction(3, 2 ** 24) - Fraction(1, 2 ** 60)
+    want = ref_round(exact, "f32", "rn")
+    assert want == 0x3F800001
+    got = F.fma([a.view(np.uint32)], [b.view(np.uint32)], [c.view(np.uint32)], type="f32", rnd="rn")
+    assert got[0] == want

@@ -125,6 +125,37 @@ def _round(hi: np.ndarray, lo: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarra
     be narrower than float64 (f32, f16, bf16).
     """
     hi, lo = np.broadcast_arrays(np.asarray(hi, np.float64), np.asarray(lo, np.float64))
+    if rnd == "rn" and fmt in _NUMPY_RN:
+        return _round_rn_fast(hi, lo, fmt)
+    return _round_exact(hi, lo, fmt, rnd)
+
+
+# numpy's float64 -> float32 / float16 casts round to nearest-even in one step
+_NUMPY_RN = {"f32": (np.float32, np.uint32, 29, -126), "f16": (np.float16, np.uint16, 42, -14)}
+_NUMPY_RN = {F32: _NUMPY_RN["f32"], F16: _NUMPY_RN["f16"]}
+
+
+def _round_rn_fast(hi, lo, fmt):
+    """Round-to-nearest via numpy's cast of hi. RN(RN64(v)) == RN(v) unless hi is exactly a
+    midpoint of the target format and lo != 0 (53 >= 2p + 2 makes the cast of a float64 that is
+    not a midpoint correct); those elements, and tiny ones (whose midpoints sit lower), take the
+    integer path."""
+    ftype, utype, low_bits, emin = _NUMPY_RN[fmt]
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = hi.astype(ftype).view(utype).astype(np.uint64)
+    r = np.where(np.isnan(hi), np.uint64(fmt.qnan), r)
+    hb = hi.view(np.uint64)
+    low_mask = np.uint64((1 << low_bits) - 1)
+    midpoint = (hb & low_mask) == np.uint64(1 << (low_bits - 1))
+    slow = (lo != 0) & (midpoint | (np.abs(hi) < 2.0 ** emin))
+    if np.any(slow):
+        r = r.copy()
+        r[slow] = _round_exact(hi[slow], lo[slow], fmt, "rn")
+    return r
+
+
+def _round_exact(hi: np.ndarray, lo: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarray:
+    """The integer rounding of `_round` (any mode)."""
     neg = np.signbit(hi)
     ah = np.abs(hi)
     lo_neg = np.where(neg, lo > 0, lo < 0)        # exact |v| is just below |hi|
