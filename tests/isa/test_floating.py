@@ -435,3 +435,46 @@ def test_fma_midpoint_with_residual_is_not_double_rounded():
     assert want == 0x3F800001
     got = F.fma([a.view(np.uint32)], [b.view(np.uint32)], [c.view(np.uint32)], type="f32", rnd="rn")
     assert got[0] == want
+
+
+def test_fma_f64_near_ties_and_cancellation():
+    """Operands with few significant bits spread over the significand, c cancelling most of a*b:
+    exact sums that sit on or next to rounding boundaries (ties, exact values, a residual below
+    2^-53 of the result), checked against Fraction in every mode."""
+    rng = np.random.default_rng(2024)
+
+    def sparse():
+        bits_ = rng.choice(53, size=int(rng.integers(1, 4)), replace=False)
+        return float(sum(Fraction(1, 2 ** int(k)) for k in bits_) + 1) * \
+            float(2.0 ** int(rng.integers(-3, 4))) * (1 if rng.random() < .5 else -1)
+    a = np.array([sparse() for _ in range(400)])
+    b = np.array([sparse() for _ in range(400)])
+    tweak = np.array([sparse() * 2.0 ** -int(rng.integers(40, 110)) for _ in range(400)])
+    c = -(a * b) + tweak
+    c[::3] = -(a[::3] * b[::3])                          # exact float64 rounding of -a*b
+    for mode in ("rn", "rz", "rm", "rp"):
+        got = F.fma(a.view(np.uint64), b.view(np.uint64), c.view(np.uint64), type="f64",
+                    rnd=mode)
+        want = [ref_op("fma", [int(x) for x in (np.float64(x).view(np.uint64),
+                                                   np.float64(y).view(np.uint64),
+                                                   np.float64(z).view(np.uint64))], "f64", mode)
+                for x, y, z in zip(a, b, c)]
+        bad = [i for i, (g, w) in enumerate(zip(got, want)) if int(g) != w]
+        assert not bad, (mode, [(a[i], b[i], c[i]) for i in bad[:3]])
+
+
+@pytest.mark.parametrize("b_sign,want", [
+    # (1+2^-30)(1-2^-30) + 2^53+2 = 2^53 + 3 - 2^-60: just below the tie 2^53+3
+    (-1, {"rn": 2 ** 53 + 2, "rz": 2 ** 53 + 2, "rm": 2 ** 53 + 2, "rp": 2 ** 53 + 4}),
+    # (1+2^-30)^2 + 2^53+2 = 2^53 + 3 + 2^-29 + 2^-60: just above it
+    (+1, {"rn": 2 ** 53 + 4, "rz": 2 ** 53 + 2, "rm": 2 ** 53 + 2, "rp": 2 ** 53 + 4})])
+def test_fma_f64_tie_decided_by_the_third_term(b_sign, want):
+    """Hand-built: the float64 sum of the first two terms is an exact tie (2^53+3 between
+    2^53+2 and 2^53+4) and only the product's rounding error (+-2^-60) decides it."""
+    a = np.array([1 + 2.0 ** -30])
+    b = np.array([1 + b_sign * 2.0 ** -30])
+    c = np.array([2.0 ** 53 + 2])
+    for mode, w in want.items():
+        got = F.fma(a.view(np.uint64), b.view(np.uint64), c.view(np.uint64), type="f64",
+                    rnd=mode).view(np.float64)[0]
+        assert got == float(w), mode

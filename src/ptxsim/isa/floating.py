@@ -374,9 +374,7 @@ def _f64_op(op: str, rnd: str, a: np.ndarray, b: np.ndarray, c=None) -> np.ndarr
             hard = ~ok & np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0)
         elif op == "fma":
             a, b, c = np.broadcast_arrays(a, b, c)
-            hi = a * b + c
-            hard = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
-            r = hi
+            r, hard = _f64_fma(a, b, c, rnd)
         else:
             raise AssertionError(op)
     if rnd != "rn" and op in ("mul", "div"):
@@ -388,6 +386,36 @@ def _f64_op(op: str, rnd: str, a: np.ndarray, b: np.ndarray, c=None) -> np.ndarr
         r = r.copy()
         r.ravel()[idx] = _exact_f64(op, rnd, *args)
     return r
+
+
+def _f64_fma(a, b, c, rnd):
+    """a*b + c rounded once, by error-free transformations: a*b = p + e (Dekker), then
+    p + e + c = h + m + t2 exactly (two TwoSums and a renormalising TwoSum), |m| <= ulp(h)/2.
+    Round-to-nearest differs from h only when m is exactly half the gap to h's neighbour on
+    m's side (a tie of s1 + s2) and t2 pushes past it; the directed modes step from h by the
+    sign of m + t2. Returns (result, hard): `hard` marks the finite operands outside the range
+    where the transformations are exact (they go to the Fraction path) and exact zeros."""
+    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+    with np.errstate(all="ignore"):
+        p = a * b
+        safe = finite & _safe_exp(a, b, c) & np.isfinite(p)
+        e = np.where(safe, _two_prod_err(a, b, p), 0.0)
+        s1, t1 = _two_sum(p, c)
+        s2, t2 = _two_sum(t1, e)
+        h, m = _two_sum(s1, s2)
+        rest = m + t2                                   # its sign is exact
+        up_gap = np.nextafter(h, np.inf) - h
+        down_gap = h - np.nextafter(h, -np.inf)
+        gap = np.where(m > 0, up_gap, down_gap)
+        tie = (m != 0) & (2 * np.abs(m) == gap) & (np.sign(t2) == np.sign(m))
+        if rnd == "rn":
+            r = np.where(tie, h + 2 * m, h)
+        else:
+            r = _directed_f64(h, rest, rnd)
+        special = np.where(finite, p + c, a * b + c)      # Inf / NaN arithmetic
+    r = np.where(finite, r, special)
+    hard = finite & (~safe | ~np.isfinite(h) | (h == 0))
+    return r, hard
 
 
 def _f64_sqrt(a: np.ndarray, rnd: str) -> np.ndarray:
