@@ -346,3 +346,26 @@ def test_cvt_packed_forms():
         cases.append((f"mov.{t} {dst}, {{{', '.join([part] * n)}}};",
                       lambda t=t, n=n: V.mov_pack([[0]] * n, type=t)))
     compare_with_ptxas(cases)
+
+
+def test_mixed_precision_and_three_operand_forms():
+    cases = []
+    for op, at, rnd, sat in itertools.product(("add", "sub", "fma"), ("f16", "bf16", "f32"),
+                                              (None, "rn", "rz", "rm", "rp"), (False, True)):
+        q = (f".{rnd}" if rnd else "") + (".sat" if sat else "")
+        if op == "fma":
+            cases.append((f"fma{q}.f32.{at} r1, {r(at)}, {r(at)}, r1;",
+                          lambda at=at, rnd=rnd, sat=sat: F.fma_mixed([0], [0], [0], abtype=at,
+                                                                      rnd=rnd, sat=sat)))
+        else:
+            fn = F.add_mixed if op == "add" else F.sub_mixed
+            cases.append((f"{op}{q}.f32.{at} r1, {r(at)}, r1;",
+                          lambda fn=fn, at=at, rnd=rnd, sat=sat: fn([0], [0], atype=at, rnd=rnd,
+                                                                    sat=sat)))
+    for op, t, ftz, nan, ab in itertools.product(("min", "max"), ("f32", "f16", "f64"),
+                                                 (False, True), (False, True), (False, True)):
+        q = (".ftz" if ftz else "") + (".NaN" if nan else "") + (".abs" if ab else "")
+        cases.append((f"{op}{q}.{t} {', '.join([r(t)] * 4)};",
+                      lambda op=op, t=t, ftz=ftz, nan=nan, ab=ab:
+                      getattr(F, op)([0], [0], [0], type=t, ftz=ftz, nan=nan, abs=ab)))
+    compare_with_ptxas(cases)

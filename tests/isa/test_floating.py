@@ -478,3 +478,45 @@ def test_fma_f64_tie_decided_by_the_third_term(b_sign, want):
         got = F.fma(a.view(np.uint64), b.view(np.uint64), c.view(np.uint64), type="f64",
                     rnd=mode).view(np.float64)[0]
         assert got == float(w), mode
+
+
+def test_three_operand_min_max_and_abs():
+    f = lambda *v: np.array(v, np.float32).view(np.uint32)  # noqa: E731
+    a, b, c = f(3.0, np.nan, -1.0), f(-5.0, np.nan, 2.0), f(1.0, 4.0, np.nan)
+    assert list(F.min(a, b, c, type="f32").view(np.float32)) == [-5.0, 4.0, -1.0]
+    assert list(F.max(a, b, c, type="f32").view(np.float32)) == [3.0, 4.0, 2.0]
+    assert list(F.min(a, b, c, type="f32", abs=True).view(np.float32)) == [1.0, 4.0, 1.0]
+    assert list(F.max(a, b, c, type="f32", nan=True)) == [np.float32(3).view(np.uint32),
+                                                         0x7FFFFFFF, 0x7FFFFFFF]
+    with pytest.raises(PtxValidationError):
+        F.min(a, b, c, type="f16")
+
+
+@pytest.mark.parametrize("atype", ["f16", "bf16"])
+def test_mixed_precision_add_fma(atype):
+    cols16 = [int(x) for x in specials(atype) + rand_bits(atype, 80, narrow=True)]
+    cols32 = [int(x) for x in specials("f32") + rand_bits("f32", 80, narrow=True)][:len(cols16)]
+    cols16 = cols16[:len(cols32)]
+    for mode in ("rn", "rz", "rm", "rp"):
+        got = F.add_mixed(arr(cols16, atype), arr(cols32, "f32"), atype=atype, rnd=mode)
+        want = []
+        for h, x in zip(cols16, cols32):
+            va, vc = to_frac(h, atype), to_frac(x, "f32")
+            if va is None or vc is None or isinstance(va, str) or isinstance(vc, str):
+                # specials: same rule as f32 add of the widened operand (exact widening)
+                wide = np.float32(np.float64(float(va) if va is not None else np.nan))
+                want.append(ref_op("add", [int(wide.view(np.uint32)), x], "f32", mode))
+            else:
+                s = va + vc
+                sa, sc = bool(h >> 15), bool(x >> 31)
+                if s != 0:
+                    want.append(ref_round(s, "f32", mode))
+                else:   # IEEE 754 6.3
+                    both = va == 0 and vc == 0
+                    neg = ((sa and sc) if mode != "rm" else (sa or sc)) if both else mode == "rm"
+                    want.append(ref_round(s, "f32", mode, neg_zero=neg))
+        assert [int(g) for g in got] == want, mode
+    one16 = {"f16": 0x3C00, "bf16": 0x3F80}[atype]
+    got = F.fma_mixed([one16], [one16], [np.float32(2 ** -30).view(np.uint32)], abtype=atype,
+                      rnd="rz")
+    assert got[0] == 0x3F800000                      # 1 + 2^-30 truncates to 1.0

@@ -811,17 +811,74 @@ def _minmax(instr, a, b, type, ftz, nan, xorsign_abs):
     return out(_join(res, fmt), w)
 
 
-def min(a, b, *, type: str, ftz: bool = False, nan: bool = False,  # noqa: A001
-        xorsign_abs: bool = False):
-    """`min{.ftz}{.NaN}{.xorsign.abs}.type d, a, b`: a NaN operand is ignored (both NaN ->
-    canonical NaN) unless .NaN, which makes any NaN operand give the canonical NaN; -0 < +0."""
-    return _minmax("min", a, b, type, ftz, nan, xorsign_abs)
+def _minmax3(instr, a, b, c, type, ftz, nan, abs_, xorsign_abs):
+    """Two or three operands; the three-operand form (sm_100) is `{min,max}{.ftz}{.NaN}{.abs}.f32
+    d, a, b, c`, evaluated as op(op(a, b), c) -- the NaN rule (NaN only when every operand is
+    NaN, or any with .NaN) composes pairwise."""
+    if c is None:
+        if abs_:
+            raise illegal(instr, ".abs alone exists only in the three-operand .f32 form "
+                          "(two operands: .xorsign.abs)")
+        return _minmax(instr, a, b, type, ftz, nan, xorsign_abs)
+    if type != "f32" or xorsign_abs:
+        raise illegal(instr, "the three-operand form is {min,max}{.ftz}{.NaN}{.abs}.f32")
+    if abs_:
+        a, b, c = (bits(x, 32, n) & np.uint64(0x7FFFFFFF) for x, n in ((a, "a"), (b, "b"),
+                                                                         (c, "c")))
+    return _minmax(instr, _minmax(instr, a, b, type, ftz, nan, False), c, type, ftz, nan, False)
 
 
-def max(a, b, *, type: str, ftz: bool = False, nan: bool = False,  # noqa: A001
-        xorsign_abs: bool = False):
-    """`max{.ftz}{.NaN}{.xorsign.abs}.type d, a, b`."""
-    return _minmax("max", a, b, type, ftz, nan, xorsign_abs)
+def min(a, b, c=None, *, type: str, ftz: bool = False, nan: bool = False,  # noqa: A001
+        xorsign_abs: bool = False, abs: bool = False):  # noqa: A002
+    """`min{.ftz}{.NaN}{.xorsign.abs}.type d, a, b` and `min{.ftz}{.NaN}{.abs}.f32 d, a, b, c`:
+    a NaN operand is ignored (all NaN -> canonical NaN) unless .NaN, which makes any NaN operand
+    give the canonical NaN; -0 < +0."""
+    return _minmax3("min", a, b, c, type, ftz, nan, abs, xorsign_abs)
+
+
+def max(a, b, c=None, *, type: str, ftz: bool = False, nan: bool = False,  # noqa: A001
+        xorsign_abs: bool = False, abs: bool = False):  # noqa: A002
+    """`max{.ftz}{.NaN}{.xorsign.abs}.type d, a, b` and `max{.ftz}{.NaN}{.abs}.f32 d, a, b, c`."""
+    return _minmax3("max", a, b, c, type, ftz, nan, abs, xorsign_abs)
+
+
+# --- mixed precision (sm_100): f32 result, f16 / bf16 operands ------------------------------------
+MIXED_ATYPES = ("f16", "bf16")
+
+
+def _mixed(instr, xs, half_idx, atype, rnd, sat):
+    check_choice(instr, "atype", atype, MIXED_ATYPES)
+    rnd = rnd or "rn"
+    check_choice(instr, "rounding", rnd, ROUNDINGS)
+    half = FMTS[atype]
+    vals = [decode(bits(x, 16 if k in half_idx else 32, n), half if k in half_idx else F32)
+            for k, (x, n) in enumerate(zip(xs, "abc"))]
+    with np.errstate(all="ignore"):
+        if instr in ("add", "sub"):
+            hi, lo = _two_sum(vals[0], vals[1] if instr == "add" else -vals[1])
+        else:
+            hi, lo = _two_sum(vals[0] * vals[1], vals[2])
+    r = _finish(_round(hi, lo, F32, rnd), F32, False, sat)
+    if rnd == "rm":
+        r = _rm_zero_sign(r, F32, "fma" if instr == "fma" else instr, vals)
+    return out(r, 32)
+
+
+def add_mixed(a, c, *, atype: str, rnd: str | None = None, sat: bool = False):
+    """`add{.rnd}{.sat}.f32.atype d, a, c`: a is .f16/.bf16, c and d are .f32."""
+    return _mixed("add", (a, c), (0,), atype, rnd, sat)
+
+
+def sub_mixed(a, c, *, atype: str, rnd: str | None = None, sat: bool = False):
+    """`sub{.rnd}{.sat}.f32.atype d, a, c`."""
+    return _mixed("sub", (a, c), (0,), atype, rnd, sat)
+
+
+def fma_mixed(a, b, c, *, abtype: str, rnd: str, sat: bool = False):
+    """`fma.rnd{.sat}.f32.abtype d, a, b, c`: a, b are .f16/.bf16, c and d are .f32."""
+    if rnd is None:
+        raise illegal("fma", "a rounding modifier is required")
+    return _mixed("fma", (a, b, c), (0, 1), abtype, rnd, sat)
 
 
 SIGN_OP_TABLE = {"f32": True, "f64": False, "f16": True, "f16x2": True, "bf16": False,
