@@ -109,7 +109,7 @@ def test_carry_chain_128bit_add_and_sub(type):
     hi, bf2 = I.subc(ahi, bhi, bf, type=type, cc=True)
     got = [int(h) << w | int(l) for h, l in zip(hi, lo)]
     assert got == [(x - y) & ((1 << 2 * w) - 1) for x, y in zip(a, b)]
-    assert list(bf2) == [x < y for x, y in zip(a, b)]
+    assert list(bf2) == [x >= y for x, y in zip(a, b)]     # CF = NOT borrow (hardware)
 
 
 @pytest.mark.parametrize("type,w,sg", TYPES)
@@ -196,7 +196,7 @@ def test_sad_div_rem(type, w, sg):
     nz = [(x, y) for x, y in zip(a, b) if y != 0]
     a2, b2 = [x for x, _ in nz], [y for _, y in nz]
 
-    def cdiv(x, y):  # C: truncate toward zero
+    def cdiv(x, y):  # C: truncate toward zero (INT_MIN / -1 wraps: measured 0x80000000, rem 0)
         q = abs(x) // abs(y)
         return q if (x < 0) == (y < 0) else -q
     check(I.div(arr(a2, w), arr(b2, w), type=type),
@@ -205,7 +205,24 @@ def test_sad_div_rem(type, w, sg):
           [(val(x) - cdiv(val(x), val(y)) * val(y)) & m for x, y in zip(a2, b2)])
 
 
+def test_carry_flag_polarity_recorded_on_hardware():
+    """H200 (sm_90) measurement, 2026-11-21 (docs/base-instructions.md):
+    sub.cc.u32 _, 0, 7 ; addc.u32 d, 0, 0          -> d = 0   (CF after a borrow is 0)
+    add.cc.u32 _, 0xffffffff, 0xffffffff ; subc.u32 d, 5, 3 -> 2 (CF = 1: no borrow)
+    add.cc.u32 _, 5, 3 ; subc.u32 d, 5, 3           -> 1   (CF = 0: borrow 1)
+    sub.cc.u32 _, 3, 5 ; subc.u32 d, 5, 3           -> 1   (the borrow propagates)"""
+    _, cf = I.sub_cc([0], [7], type="u32")
+    assert I.addc([0], [0], cf, type="u32")[0][0] == 0
+    _, cf = I.add_cc([0xFFFFFFFF], [0xFFFFFFFF], type="u32")
+    assert I.subc([5], [3], cf, type="u32")[0][0] == 2
+    _, cf = I.add_cc([5], [3], type="u32")
+    assert I.subc([5], [3], cf, type="u32")[0][0] == 1
+    _, cf = I.sub_cc([3], [5], type="u32")
+    assert I.subc([5], [3], cf, type="u32")[0][0] == 1
+
+
 def test_div_by_zero_is_undefined():
+    # (the H200 returns 0xffffffff for 7/0 (u32) and -1/0 (s32); PTX leaves it unspecified)
     with pytest.raises(UndefinedBehavior, match="thread 1"):
         I.div([4, 5], [1, 0], type="u32")
     with pytest.raises(UndefinedBehavior):
@@ -409,3 +426,9 @@ def test_dp4a_dp2a(at, bt):
                                               sub(y, 4, bt == "s32")[k:k + 2]))) & 0xFFFFFFFF
                 for x, y, z in zip(a, b, c)]
         check(I.dp2a(arr(a, 32), arr(b, 32), arr(c, 32), mode=mode, atype=at, btype=bt), want)
+
+
+def test_int_min_by_minus_one_recorded_on_hardware():
+    # H200 (sm_90): div.s32 0x80000000, -1 -> 0x80000000 ; rem.s32 -> 0
+    assert I.div([0x80000000], [0xFFFFFFFF], type="s32")[0] == 0x80000000
+    assert I.rem([0x80000000], [0xFFFFFFFF], type="s32")[0] == 0

@@ -112,18 +112,24 @@ def addc(a, b, cf, *, type: str, cc: bool = False):
                                   t.width), t)
 
 
+# CC.CF after a subtraction. The ISA text calls it the borrow-out and defines subc as
+# a - (b + CC.CF); the hardware flag is the carry-out of a + ~b + 1, i.e. NOT borrow, and subc
+# computes a + ~b + CF = a - b - !CF. Measured on an H200 (sm_90, 2026-11-21; the vectors are in
+# tests/isa/test_integer.py::test_carry_flag_polarity_recorded_on_hardware): sub.cc 0 - 7 followed
+# by addc 0 + 0 gives 0; add.cc with carry 1 followed by subc 5 - 3 gives 2, with carry 0 gives 1.
+# Pure sub.cc/subc chains are the same under either reading; mixed add/sub chains follow hardware.
 def sub_cc(a, b, *, type: str):
-    """`sub.cc.type d, a, b` -> (d, CC.CF borrow-out)."""
+    """`sub.cc.type d, a, b` -> (d, CC.CF), CF = NOT borrow-out (see the note above)."""
     t = int_type("sub.cc", type, CC_TYPES)
-    return _cc_result(*_carry_sub(bits(a, t.width), bits(b, t.width), np.zeros(1, bool),
-                                  t.width), t)
+    d, borrow = _carry_sub(bits(a, t.width), bits(b, t.width), np.zeros(1, bool), t.width)
+    return _cc_result(d, ~borrow, t)
 
 
 def subc(a, b, cf, *, type: str, cc: bool = False):
-    """`subc{.cc}.type d, a, b` = a - (b + CC.CF) -> (d, borrow-out)."""
+    """`subc{.cc}.type d, a, b` = a - b - (NOT CC.CF) -> (d, CF = NOT borrow-out)."""
     t = int_type("subc", type, CC_TYPES)
-    return _cc_result(*_carry_sub(bits(a, t.width), bits(b, t.width), regs.pred(cf, "CC.CF"),
-                                  t.width), t)
+    d, borrow = _carry_sub(bits(a, t.width), bits(b, t.width), ~regs.pred(cf, "CC.CF"), t.width)
+    return _cc_result(d, ~borrow, t)
 
 
 def _cc_result(d, c, t):
