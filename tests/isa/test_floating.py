@@ -112,6 +112,24 @@ def flush(b, fmt):
     return b
 
 
+def tiny_after_rounding(v, fmt, mode):
+    """IEEE 754 tininess after rounding: v rounded to p significant bits with an unbounded
+    exponent is below 2^emin (the .ftz rule the H200 follows: test_ftz_tininess_recorded_...)."""
+    w, eb, mb = FMT[fmt]
+    emin = 2 - (1 << (eb - 1))
+    a = abs(v)
+    if a == 0 or a >= Fraction(2) ** emin:
+        return False
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if a < Fraction(2) ** e:
+        e -= 1
+    q = Fraction(2) ** (e - mb)
+    n, rest = divmod(a, q)
+    up = {"rn": rest > q / 2 or (rest == q / 2 and n % 2 == 1), "rna": rest >= q / 2,
+          "rz": False, "rm": v < 0 and rest > 0, "rp": v > 0 and rest > 0}[mode]
+    return (n + up) * q < Fraction(2) ** emin
+
+
 def ref_op(op, xs, fmt, mode, ftz=False, sat=False):
     w, eb, mb = FMT[fmt]
     if ftz:
@@ -158,6 +176,8 @@ def ref_op(op, xs, fmt, mode, ftz=False, sat=False):
             r = ref_round(Fraction(0), fmt, mode, neg_zero=neg)
         else:
             r = ref_round(v, fmt, mode)
+            if ftz and tiny_after_rounding(v, fmt, mode):
+                r &= 1 << (w - 1)
     if ftz:
         r = flush(r, fmt)
     if sat:
@@ -247,6 +267,21 @@ def test_ftz_examples():
     a, b = np.float32(2.0 ** -100).view(np.uint32), np.float32(2.0 ** -30).view(np.uint32)
     assert F.mul([a], [b], type="f32")[0] == np.float32(2.0 ** -130).view(np.uint32)
     assert F.mul([a], [b], type="f32", ftz=True)[0] == 0
+
+
+def test_ftz_tininess_recorded_on_hardware():
+    """H200 (sm_90), 2026-11-21: mul.rn.ftz.f32 0x3f7fffff * 0x00800000 = 2^-126 (1 - 2^-24)
+    -> 0 (flushed, although it rounds to 2^-126 on the subnormal grid); mul.rn.ftz.f32 0x20000001
+    * 0x1ffffffe = 2^-126 (1 - 2^-46) -> 0x00800000 (not flushed); mul.rz.f32 of the latter ->
+    0x007fffff; cvt.rn.ftz.f32.f64 0x380ffffffffff000 -> 0x00800000."""
+    assert F.mul([0x3F7FFFFF], [0x00800000], type="f32", rnd="rn", ftz=True)[0] == 0
+    assert F.mul([0x20000001], [0x1FFFFFFE], type="f32", rnd="rn", ftz=True)[0] == 0x00800000
+    assert F.mul([0x20000001], [0x1FFFFFFE], type="f32", rnd="rz")[0] == 0x007FFFFF
+    from ptxsim.isa import convert as V
+    assert V.cvt(np.array([0x380FFFFFFFFFF000], np.uint64), dtype="f32", atype="f64", rnd="rn",
+                 ftz=True)[0] == 0x00800000
+    # and without .ftz the first product is the (normal) 2^-126
+    assert F.mul([0x3F7FFFFF], [0x00800000], type="f32", rnd="rn")[0] == 0x00800000
 
 
 def test_nan_and_inf_rules():

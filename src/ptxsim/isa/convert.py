@@ -17,7 +17,7 @@ from ptxsim import types as T
 from ptxsim.errors import FormatError, OperandError
 from ptxsim.isa import regs
 from ptxsim.isa.floating import (BF16, F16, F32, F64, FMTS, ROUNDINGS, _directed_f64, _finish,
-                                 _round, decode, is_nan, is_subnormal, sign_bit)
+                                 _round, _tiny, decode, is_nan, sign_bit)
 from ptxsim.isa.regs import INT_TYPES, bits, check_choice, illegal, out
 
 INT_CVT = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")
@@ -109,7 +109,9 @@ def cvt(a, *, dtype: str, atype: str, rnd: str | None = None, ftz: bool = False,
         r = np.where(np.isnan(y), np.uint64(F64.qnan), np.asarray(y, np.float64).view(np.uint64))
         return out(_finish(r, F64, False, sat), 64)
     r = _round(y, np.zeros(1), fd, rnd or "rn")
-    return out(_finish(r, fd, ftz and fd is F32, sat), fd.width)
+    flush = ftz and fd is F32
+    return out(_finish(r, fd, flush, sat, _tiny(y, np.zeros(1), fd, rnd or "rn") if flush
+                       else None), fd.width)
 
 
 def _int_to_int(u, src, dst, sat):

@@ -219,10 +219,30 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s, np.where(np.isfinite(s), err, 0.0)
 
 
-def _finish(r: np.ndarray, fmt: FloatFmt, ftz: bool, sat: bool) -> np.ndarray:
-    """Apply .ftz to a rounded result and .sat ([+0, 1], NaN -> +0)."""
+def _tiny(hi: np.ndarray, lo: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarray:
+    """IEEE 754 "tininess after rounding": the exact value hi + lo, rounded to the format's
+    precision with an unbounded exponent range, is below the smallest normal. This is the .ftz
+    flush rule the hardware follows (H200 measurement, docs/base-instructions.md): 2^-126 *
+    (1 - 2^-24) is flushed although it rounds to 2^-126 on the subnormal grid, 2^-126 * (1 -
+    2^-46) is not flushed."""
+    hi, lo = np.broadcast_arrays(np.asarray(hi, np.float64), np.asarray(lo, np.float64))
+    cand = np.abs(hi) < 2.0 ** fmt.emin
+    tiny = np.zeros(hi.shape, bool)
+    if np.any(cand):
+        wide = FloatFmt(fmt.name + "_unbounded_exponent", 12 + fmt.mbits, 11, fmt.mbits)
+        r = _round_exact(hi[cand], lo[cand], wide, rnd)
+        e = (r >> np.uint64(fmt.mbits)) & np.uint64(0x7FF)
+        mag = r & np.uint64((1 << (11 + fmt.mbits)) - 1)
+        tiny[cand] = (mag != 0) & (e.astype(np.int64) - wide.bias < fmt.emin)
+    return tiny
+
+
+def _finish(r: np.ndarray, fmt: FloatFmt, ftz: bool, sat: bool, tiny=None) -> np.ndarray:
+    """Apply .ftz to a rounded result and .sat ([+0, 1], NaN -> +0). `tiny` (from `_tiny`)
+    decides the flush when the exact value is known; otherwise a subnormal result is flushed."""
     if ftz:
-        r = np.where(is_subnormal(r, fmt), r & sign_bit(fmt), r)
+        flush = is_subnormal(r, fmt) if tiny is None else tiny | is_subnormal(r, fmt)
+        r = np.where(flush, r & sign_bit(fmt), r)
     if sat:
         nan = is_nan(r, fmt)
         negative = (r & sign_bit(fmt)) != 0
@@ -546,7 +566,7 @@ def _arith(instr, type, rnd, ftz, sat, xs, relu=False):
                 else:  # fma / mad: the f64 product of two <= 24-bit significands is exact
                     hi, lo = _two_sum(vals[0] * vals[1], vals[2])
             r = _round(hi, lo, fmt, rnd)
-            r = _finish(r, fmt, ftz, sat)
+            r = _finish(r, fmt, ftz, sat, _tiny(hi, lo, fmt, rnd) if ftz else None)
             if rnd == "rm" and instr != "mul":
                 r = _rm_zero_sign(r, fmt, instr, vals)
             if relu:  # .relu: negative results -> +0; NaN -> canonical NaN (kept)
@@ -603,7 +623,7 @@ def _f32_div(x: np.ndarray, y: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarra
     than 2^-53 |x|, impossible for 24-bit operands), so hi = q, lo = 0 is exact for `_round`."""
     with np.errstate(all="ignore"):
         q = x / y
-    return _round(q, np.zeros(1), fmt, rnd)
+    return _round(q, np.zeros(1), fmt, rnd), q
 
 
 def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False,
@@ -625,13 +645,14 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
     if fmt is F64:
         r = _f64_op("div", rnd, x, y)
         return out(np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64)), 64)
-    r = _f32_div(x, y, fmt, rnd or "rn")
+    r, q = _f32_div(x, y, fmt, rnd or "rn")
+    tiny = _tiny(q, np.zeros(1), fmt, rnd or "rn") if ftz else None
     if approx:
         huge = (np.abs(y) > 2.0 ** 126) & np.isfinite(y)
         r = np.where(huge, np.where(np.isinf(x), np.uint64(F32.qnan),
                                     np.where(np.signbit(x) != np.signbit(y), sign_bit(F32),
                                              np.uint64(0))), r)
-    return out(_finish(r, fmt, ftz, False), 32)
+    return out(_finish(r, fmt, ftz, False, tiny), 32)
 
 
 def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
@@ -687,7 +708,8 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
         return out(np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64)), 64)
     with np.errstate(invalid="ignore"):
         q = np.sqrt(x)
-    return out(_finish(_round(q, np.zeros(1), fmt, rnd or "rn"), fmt, ftz, False), 32)
+    tiny = _tiny(q, np.zeros(1), fmt, rnd or "rn") if ftz else None
+    return out(_finish(_round(q, np.zeros(1), fmt, rnd or "rn"), fmt, ftz, False, tiny), 32)
 
 
 # --- MUFU approximations ---------------------------------------------------------------------------
