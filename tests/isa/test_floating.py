@@ -71,8 +71,19 @@ def ref_round(v, fmt, mode, neg_zero=False):
     return (sign << (w - 1)) | ((e2 + bias) << mb) | frac
 
 
-def qnan(fmt):
-    return (1 << (FMT[fmt][0] - 1)) - 1
+def qnan(fmt, operands=()):
+    """The NaN a result gets. f32/f16/bf16: canonical (sign 0, all ones). f64 (H200 measurement,
+    test_f64_nan_rules_recorded_on_hardware): the first quiet NaN operand, else the first
+    signalling one made quiet, else (an invalid operation) 0xFFF8000000000000."""
+    if fmt != "f64":
+        return (1 << (FMT[fmt][0] - 1)) - 1
+    nans = [x for x in operands if (x >> 52) & 0x7FF == 0x7FF and x & ((1 << 52) - 1)]
+    quiet = [x for x in nans if x >> 51 & 1]
+    if quiet:
+        return quiet[0]
+    if nans:
+        return nans[0] | 1 << 51
+    return 0xFFF8000000000000
 
 
 def specials(fmt):
@@ -138,7 +149,7 @@ def ref_op(op, xs, fmt, mode, ftz=False, sat=False):
     vals = [to_frac(x, fmt) for x in xs]
     inf_bits = ((1 << eb) - 1) << mb
     if any(v is None for v in vals):
-        r = qnan(fmt)
+        r = qnan(fmt, xs)
     elif any(isinstance(v, str) for v in vals):
         # an infinite operand: IEEE special-value arithmetic, taken from float64
         fv = [np.float64(float(v)) for v in vals]
@@ -147,7 +158,7 @@ def ref_op(op, xs, fmt, mode, ftz=False, sat=False):
                    "mul": lambda a, b: a * b, "fma": lambda a, b, c: a * b + c,
                    "div": lambda a, b: a / b}[op](*fv)
         if np.isnan(res):
-            r = qnan(fmt)
+            r = qnan(fmt, xs)
         elif np.isinf(res):
             r = inf_bits | (int(res < 0) << (w - 1))
         else:  # x / inf
@@ -156,7 +167,7 @@ def ref_op(op, xs, fmt, mode, ftz=False, sat=False):
         a = vals
         if op == "div" and a[1] == 0:
             if a[0] == 0:
-                return qnan(fmt)
+                return qnan(fmt, xs)
             return ((sg[0] ^ sg[1]) << (w - 1)) | inf_bits
         v = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
              "fma": lambda: a[0] * a[1] + a[2], "div": lambda: a[0] / a[1]}[op]()
@@ -284,6 +295,44 @@ def test_ftz_tininess_recorded_on_hardware():
     assert F.mul([0x3F7FFFFF], [0x00800000], type="f32", rnd="rn")[0] == 0x00800000
 
 
+def test_f64_nan_rules_recorded_on_hardware():
+    """H200 (sm_90), 2026-11-21. X = 0x7ff0000000000001 (signalling), Y = 0x7ff8000000000002,
+    Z = 0x7ff8000000000003 (quiet)."""
+    X, Y, Z = (np.array([v], np.uint64) for v in (0x7FF0000000000001, 0x7FF8000000000002,
+                                                   0x7FF8000000000003))
+    one = np.array([1.0]).view(np.uint64)
+    inf = np.array([np.inf]).view(np.uint64)
+    h = lambda r: int(r[0])  # noqa: E731
+    assert h(F.add(X, Y, type="f64")) == 0x7FF8000000000002
+    assert h(F.add(Y, X, type="f64")) == 0x7FF8000000000002
+    assert h(F.add(Z, X, type="f64")) == 0x7FF8000000000003
+    assert h(F.mul(Z, Y, type="f64")) == 0x7FF8000000000003
+    assert h(F.fma(Y, Y, X, type="f64", rnd="rn")) == 0x7FF8000000000002
+    assert h(F.sqrt(Y ^ np.uint64(1 << 63), type="f64", rnd="rn")) == 0xFFF8000000000002
+    assert h(F.abs(X | np.uint64(1 << 63), type="f64")) == 0xFFF8000000000001
+    assert h(F.min(X, Z, type="f64")) == 0x7FF8000000000003
+    assert h(F.add(np.array([0x7FF8000000000001], np.uint64), one, type="f64")) == \
+        0x7FF8000000000001
+    assert h(F.sub(inf, inf, type="f64")) == 0xFFF8000000000000
+    assert h(F.neg(np.array([0x7FF8000000000001], np.uint64), type="f64")) == 0x7FF8000000000001
+    from ptxsim.isa import convert as V
+    assert h(V.cvt(np.array([0x7FC00001], np.uint32), dtype="f64", atype="f32")) == \
+        0x7FF8000020000000
+    assert h(V.cvt(np.array([0xFF800001], np.uint32), dtype="f64", atype="f32")) == \
+        0xFFF8000020000000
+    assert h(V.cvt(np.array([0x7FF8000000000001], np.uint64), dtype="f32", atype="f64",
+                   rnd="rn")) == 0x7FC00000
+    # the 16/32-bit results are canonical: add.f32 sNaN, sqrt.rn.f32(-1), add.f16, add.bf16,
+    # cvt.rn.f16.f32, neg/abs.f32 of a NaN
+    assert h(F.add([0x7F800001], [0x20000001], type="f32")) == 0x7FFFFFFF
+    assert h(F.sqrt([0xBF800000], type="f32", rnd="rn")) == 0x7FFFFFFF
+    assert h(F.add([0xFE01], [0x3C00], type="f16")) == 0x7FFF
+    assert h(F.add([0xFFC1], [0x3F80], type="bf16")) == 0x7FFF
+    assert h(V.cvt([0xFFC00001], dtype="f16", atype="f32", rnd="rn")) == 0x7FFF
+    assert h(F.neg([0x7FC00001], type="f32")) == 0x7FFFFFFF
+    assert h(F.abs([0xFFC00002], type="f32")) == 0x7FFFFFFF
+
+
 def test_nan_and_inf_rules():
     inf, ninf = 0x7F800000, 0xFF800000
     assert F.add([inf], [ninf], type="f32")[0] == 0x7FFFFFFF            # canonical NaN
@@ -350,7 +399,7 @@ def test_sqrt_exact(fmt):
             if v is not None and not isinstance(v, str) and v == 0:
                 want.append(x)            # sqrt(+-0) = +-0
             elif v is None or v == "-inf" or (not isinstance(v, str) and v < 0):
-                want.append(qnan(fmt))
+                want.append(qnan(fmt, [x]))
             else:
                 want.append(ref_sqrt(x, fmt, mode))
         bad = [(hex(x), hex(g), hex(w)) for x, g, w in zip(xs, got, want) if g != w]

@@ -106,9 +106,19 @@ def cvt(a, *, dtype: str, atype: str, rnd: str | None = None, ftz: bool = False,
     else:
         y = x
     if fd is F64:
-        r = np.where(np.isnan(y), np.uint64(F64.qnan), np.asarray(y, np.float64).view(np.uint64))
+        # a NaN keeps its sign and payload, quieted (cvt.f64.f32 0xff800001 -> 0xfff8000020000000
+        # on an H200); for f64 -> f64 (.rni etc.) the f64 NaN rule applies
+        nan_bits = (u & sign_bit(fa)) << np.uint64(64 - fa.width) | np.uint64(0x7FF8 << 48) | (
+            (u & np.uint64((1 << fa.mbits) - 1)) << np.uint64(52 - fa.mbits))
+        r = np.where(np.isnan(y), nan_bits, np.asarray(y, np.float64).view(np.uint64))
         return out(_finish(r, F64, False, sat), 64)
     r = _round(y, np.zeros(1), fd, rnd or "rn")
+    if fa is F64 and fd is F32:
+        # cvt.f32.f64 keeps sign and the payload's top bits, quieted (H200: 0x7ff8000000000001
+        # -> 0x7fc00000); other narrowing conversions give the canonical NaN
+        nan32 = ((u >> np.uint64(32)) & np.uint64(0x80000000)) | np.uint64(0x7FC00000) | (
+            (u >> np.uint64(29)) & np.uint64(0x3FFFFF))
+        r = np.where(np.isnan(y), nan32, r)
     flush = ftz and fd is F32
     return out(_finish(r, fd, flush, sat, _tiny(y, np.zeros(1), fd, rnd or "rn") if flush
                        else None), fd.width)

@@ -237,6 +237,34 @@ def _tiny(hi: np.ndarray, lo: np.ndarray, fmt: FloatFmt, rnd: str) -> np.ndarray
     return tiny
 
 
+F64_DEFAULT_NAN = 0xFFF8000000000000
+F64_QUIET = np.uint64(1 << 51)
+
+
+def f64_nan_result(r: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+    """f64 result bits with the NaN rule of the hardware (H200, sm_90, 2026-11-21; tests
+    test_f64_nan_rules_recorded_on_hardware): a NaN operand propagates with its sign and payload,
+    quieted -- the first quiet NaN among (a, b, c), else the first signalling one; an invalid
+    operation on non-NaN operands (Inf - Inf, 0 * Inf, sqrt(-1)) gives 0xFFF8000000000000. The
+    f32/f16/bf16 results are canonical instead (0x7FFFFFFF / 0x7FFF)."""
+    r = np.asarray(r)
+    rb = r.view(np.uint64) if r.dtype == np.float64 else np.asarray(r, np.uint64)
+    out_nan = is_nan(rb, F64)
+    if not np.any(out_nan):
+        return rb
+    ops = [np.broadcast_to(np.asarray(o, np.uint64), rb.shape) for o in operands]
+    pick = np.full(rb.shape, np.uint64(F64_DEFAULT_NAN))
+    chosen = np.zeros(rb.shape, bool)
+    for quiet_pass in (True, False):
+        for o in ops:
+            nan = is_nan(o, F64)
+            q = (o & F64_QUIET) != 0
+            sel = nan & ~chosen & (q if quiet_pass else ~q)
+            pick = np.where(sel, o | F64_QUIET, pick)
+            chosen |= sel
+    return np.where(out_nan, pick, rb)
+
+
 def _finish(r: np.ndarray, fmt: FloatFmt, ftz: bool, sat: bool, tiny=None) -> np.ndarray:
     """Apply .ftz to a rounded result and .sat ([+0, 1], NaN -> +0). `tiny` (from `_tiny`)
     decides the flush when the exact value is known; otherwise a subnormal result is flushed."""
@@ -555,8 +583,7 @@ def _arith(instr, type, rnd, ftz, sat, xs, relu=False):
             r = _f64_op(op, rnd, *vals)
             if rnd == "rm" and op == "add":  # (vals[1] already negated for sub)
                 r = decode(_rm_zero_sign(r.view(np.uint64), fmt, "add", vals), F64)
-            r = np.where(np.isnan(r), np.nan, r)
-            r = np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64))
+            r = f64_nan_result(r, *(x[k] for x in lanes))
         else:
             with np.errstate(all="ignore"):
                 if instr in ("add", "sub"):
@@ -644,7 +671,7 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
     x, y = decode(bits(a, fmt.width, "a"), fmt, ftz), decode(bits(b, fmt.width, "b"), fmt, ftz)
     if fmt is F64:
         r = _f64_op("div", rnd, x, y)
-        return out(np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64)), 64)
+        return out(f64_nan_result(r, bits(a, 64, "a"), bits(b, 64, "b")), 64)
     r, q = _f32_div(x, y, fmt, rnd or "rn")
     tiny = _tiny(q, np.zeros(1), fmt, rnd or "rn") if ftz else None
     if approx:
@@ -675,7 +702,8 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
         with np.errstate(divide="ignore"):
             y = 1.0 / v                              # exact enough: rounded again to 20 bits
         r = _widen_hi20(_round(y, np.zeros(1), _F64_HI20, "rn"))   # upper word of an f64
-        r = np.where(np.isnan(v), np.uint64(F64.qnan), r)
+        r = f64_nan_result(np.where(np.isnan(v), np.nan, 0.0), x) | np.where(
+            np.isnan(v), np.uint64(0), r)
         return out(r, 64)
     one = np.array([FMTS[type].one], np.uint64)
     return div(one, a, type=type, rnd=rnd or "rn", ftz=ftz and type == "f32")
@@ -705,7 +733,7 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
     x = decode(bits(a, fmt.width, "a"), fmt, ftz)
     if fmt is F64:
         r = _f64_sqrt(x, rnd)
-        return out(np.where(np.isnan(r), np.uint64(F64.qnan), r.view(np.uint64)), 64)
+        return out(f64_nan_result(r, bits(a, 64, "a")), 64)
     with np.errstate(invalid="ignore"):
         q = np.sqrt(x)
     tiny = _tiny(q, np.zeros(1), fmt, rnd or "rn") if ftz else None
@@ -750,7 +778,7 @@ def _approx(instr, fn, a, type, ftz):
         with np.errstate(all="ignore"):
             y = fn(x)
         if fmt is F64:
-            r = np.where(np.isnan(y), np.uint64(F64.qnan), y.view(np.uint64))
+            r = f64_nan_result(y, lane)
         else:
             r = _finish(_round(y, np.zeros(1), fmt, "rn"), fmt, ftz, False)
         res.append(r)
@@ -826,7 +854,9 @@ def _minmax(instr, a, b, type, ftz, nan, xorsign_abs):
         if nan:
             r = np.where(nx | ny, np.uint64(fmt.qnan), r)
         else:
-            r = np.where(nx & ny, np.uint64(fmt.qnan), np.where(nx, y, np.where(ny, x, r)))
+            both = np.uint64(fmt.qnan) if fmt is not F64 else f64_nan_result(
+                np.full(x.shape, np.uint64(F64.qnan)), x, y)     # min.f64: measured on an H200
+            r = np.where(nx & ny, both, np.where(nx, y, np.where(ny, x, r)))
         if xorsign_abs:
             r = np.where(is_nan(r, fmt), r, r | sgn)
         res.append(r)
@@ -917,8 +947,10 @@ def _signop(instr, a, type, ftz, op):
         if ftz:
             x = np.where(is_subnormal(x, fmt), x & sign_bit(fmt), x)
         r = op(x, sign_bit(fmt))
-        # PTX: "NaN inputs yield an unspecified NaN"; ptxsim returns the canonical NaN
-        res.append(np.where(is_nan(x, fmt), np.uint64(fmt.qnan), r))
+        # PTX: "NaN inputs yield an unspecified NaN". Measured on an H200: abs/neg.f32 give the
+        # canonical NaN; abs/neg.f64 return the NaN operand quieted, sign unchanged.
+        nan_r = x | F64_QUIET if fmt is F64 else np.uint64(fmt.qnan)
+        res.append(np.where(is_nan(x, fmt), nan_r, r))
     return out(_join(res, fmt), w)
 
 
