@@ -805,14 +805,52 @@ def lg2(a, *, ftz: bool = False):
     return _approx("lg2", lambda x: np.where(x == 0, -np.inf, np.log2(x)), a, "f32", ftz)
 
 
+# sin/cos.approx, modelled on an H200 (sm_90) capture of 65,536 inputs of every exponent
+# (tests/isa/test_floating.py::test_mufu_against_recorded_hardware):
+# 1. the argument is reduced to revolutions as r = RZ_f32(a * 0x3E22F983) (1/2pi in f32, rounded
+#    toward zero) and f = r - round(r) -- this alone explains the hardware for huge arguments
+#    (it returns +-0 there; sin of the unreduced argument would be off by up to 1);
+# 2. f is truncated to a multiple of 2^-25 revolutions: the hardware returns 0 for
+#    |a| < 1.87e-7 and exactly 2pi*2^-25 just above;
+# 3. sin/cos(2pi f) rounded to f32; the remaining difference to the hardware is <= 2^-21.5
+#    (absolute), the MUFU's own approximation. Zero results take the signs the capture shows.
+_INV_2PI_F32 = np.float64(np.uint32(0x3E22F983).view(np.float32))
+
+
+def _revolutions(x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        r = decode(_round(x * _INV_2PI_F32, np.zeros(1), F32, "rz"), F32)
+        f = r - np.round(r)
+        return np.trunc(f * 2.0 ** 25) / 2.0 ** 25
+
+
+def _sin_rev(f: np.ndarray) -> np.ndarray:
+    """sin(2 pi f) for f in [-1/2, 1/2], folded to [-1/4, 1/4] (exact in float64) so that whole
+    quarter turns give exact 0 and +-1."""
+    g = np.where(f > 0.25, 0.5 - f, np.where(f < -0.25, -0.5 - f, f))
+    return np.sin(2 * np.pi * g)
+
+
 def sin(a, *, ftz: bool = False):
     """`sin.approx{.ftz}.f32` (radians); sin(+-Inf) = NaN."""
-    return _approx("sin", np.sin, a, "f32", ftz)
+    def f(x):
+        rev = _revolutions(x)
+        s = _sin_rev(rev)
+        zero = np.copysign(0.0, np.where(np.abs(rev) == 0.5, -x, x))
+        return np.where(np.isfinite(x), np.where(s == 0, zero, s), np.nan)
+    return _approx("sin", f, a, "f32", ftz)
 
 
 def cos(a, *, ftz: bool = False):
     """`cos.approx{.ftz}.f32` (radians); cos(+-Inf) = NaN."""
-    return _approx("cos", np.cos, a, "f32", ftz)
+    def f(x):
+        with np.errstate(all="ignore"):
+            r = decode(_round(x * _INV_2PI_F32, np.zeros(1), F32, "rz"), F32)
+            unq = r - np.round(r)
+        c = _sin_rev(0.25 - np.abs(_revolutions(x)))
+        zero = np.where(np.signbit(unq) == np.signbit(x), -0.0, 0.0)
+        return np.where(np.isfinite(x), np.where(c == 0, zero, c), np.nan)
+    return _approx("cos", f, a, "f32", ftz)
 
 
 def tanh(a, *, type: str = "f32"):
