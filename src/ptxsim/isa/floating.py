@@ -26,8 +26,10 @@ Hardware rules implemented (and where they come from):
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 
@@ -687,8 +689,9 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
 
     rcp.approx.f32 is modelled as correctly rounded (PTX bound 1 ulp; needs hardware vectors).
     rcp.approx.ftz.f64 is the "gross approximation" of the ISA: only the upper 32 bits of a (sign,
-    exponent, 20 fraction bits) are used and the result's low 32 bits are zero; ptxsim rounds the
-    exact reciprocal of that truncated operand to 20 fraction bits (needs hardware vectors).
+    exponent, 20 fraction bits) are used and the result's low 32 bits are zero; ptxsim truncates
+    the exact reciprocal of that truncated operand to 20 fraction bits, which reproduces 93% of
+    an H200 capture bit-exactly (the rest 1 unit larger in the hardware).
     ptxas 13.0 also accepts `rcp.rnd.ftz.f64`; .ftz has no effect there in ptxsim."""
     if (rnd is not None) == approx:
         raise illegal("rcp", "exactly one of .rnd and .approx is required")
@@ -699,12 +702,13 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
         x = bits(a, 64, "a") & np.uint64(0xFFFFFFFF00000000)
         v = decode(x, F64, False)
         v = np.where(is_subnormal(x, F64), np.copysign(0.0, v), v)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             y = 1.0 / v                              # exact enough: rounded again to 20 bits
-        r = _widen_hi20(_round(y, np.zeros(1), _F64_HI20, "rn"))   # upper word of an f64
-        r = f64_nan_result(np.where(np.isnan(v), np.nan, 0.0), x) | np.where(
-            np.isnan(v), np.uint64(0), r)
-        return out(r, 64)
+        # rounded toward zero: 93% of an H200 capture bit-exact (round-to-nearest: 57%)
+        r = _widen_hi20(_round(y, np.zeros(1), _F64_HI20, "rz"))   # upper word of an f64
+        # .ftz: a subnormal result is flushed; a NaN operand gives 0x7FFFFFFF00000000 (H200)
+        r = np.where(is_subnormal(r, F64), r & sign_bit(F64), r)
+        return out(np.where(np.isnan(v), np.uint64(0x7FFFFFFF00000000), r), 64)
     one = np.array([FMTS[type].one], np.uint64)
     return div(one, a, type=type, rnd=rnd or "rn", ftz=ftz and type == "f32")
 
@@ -764,6 +768,17 @@ APPROX_TYPES = {
 }
 
 
+@functools.lru_cache(maxsize=1)
+def _half_mufu_tables() -> dict:
+    """Every one of the 65,536 inputs of ex2.approx.f16, tanh.approx.f16, ex2.approx.ftz.bf16 and
+    tanh.approx.bf16, as an H200 (sm_90) computed them on 2026-11-21 (src/ptxsim/data/
+    mufu_sm90_half.npz): these four are bit-exact for sm_90 by construction; whether sm_100's
+    MUFU agrees is not known. The packed x2 forms apply the same table to each half."""
+    path = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_half.npz"
+    with np.load(path) as d:
+        return {k: d[k].astype(np.uint16) for k in d.files}
+
+
 def _approx(instr, fn, a, type, ftz):
     check_choice(f"{instr}.approx", "type", type, APPROX_TYPES[instr])
     fmt, n = PACKED[type] if type in PACKED else (FMTS[type], 1)
@@ -772,8 +787,14 @@ def _approx(instr, fn, a, type, ftz):
     if ftz and (instr == "tanh" or (instr == "ex2" and fmt is F16)):
         raise illegal(f"{instr}.approx", f".ftz is not defined for {instr}.approx.{type}")
     u = bits(a, fmt.width * n, "a")
+    table = None
+    if fmt in (F16, BF16):
+        table = _half_mufu_tables().get(f"{instr}.approx{'.ftz' if ftz else ''}.{fmt.name}")
     res = []
     for lane in _lanes(u, fmt, n):
+        if table is not None:        # recorded exhaustively on sm_90 (see _half_mufu_tables)
+            res.append(table[lane.astype(np.intp)].astype(np.uint64))
+            continue
         x = decode(lane, fmt, ftz)
         with np.errstate(all="ignore"):
             y = fn(x)
