@@ -60,6 +60,16 @@ PTXAS_ONLY = {"addc.u16 h1, h1, h1;", "addc.s16 h1, h1, h1;", "subc.u16 h1, h1, 
               "madc.hi.s16 h1, h1, h1, h1;"}
 
 
+def dispatch_rejects(line):
+    """The same line through ptxsim.isa.base.semantics(opcode), with all-ones operands."""
+    import numpy as np
+
+    from ptxsim.isa.base import semantics
+    opcode, _, operands = line.rstrip(";").partition(" ")
+    n_src = operands.count(",") + opcode.startswith(("addc", "subc", "madc"))  # CC.CF in
+    return py_rejects(lambda: semantics(opcode)(*([np.ones(1, np.uint64)] * n_src)))
+
+
 def compare_with_ptxas(cases):
     lines = [c[0] for c in cases]
     bad = ptxas_rejects(lines)
@@ -68,6 +78,9 @@ def compare_with_ptxas(cases):
         if line in PTXAS_ONLY:
             assert i not in bad and py_rejects(call), line
             continue
+        if not line.startswith("mov.") and (i in bad) != dispatch_rejects(line):
+            mismatches.append(("ptxas rejects" if i in bad else "ptxas accepts") +
+                              " (via semantics()): " + line)
         if (i in bad) != py_rejects(call):
             mismatches.append(("ptxas rejects" if i in bad else "ptxas accepts") + ": " + line)
     assert not mismatches, f"{len(mismatches)} disagreements, e.g.\n" + "\n".join(mismatches[:25])

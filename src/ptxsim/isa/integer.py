@@ -185,7 +185,7 @@ def mad(a, b, c, *, type: str, mode: str = "lo", sat: bool = False) -> np.ndarra
     return out(part + bits(c, t.width, "c"), t.width)
 
 
-def mad_cc(a, b, c, *, type: str, mode: str, cf=None, carry_in: bool = False):
+def mad_cc(a, b, c, cf=None, *, type: str, mode: str, carry_in: bool = False):
     """`mad.{hi,lo}.cc.type` (carry_in False) and `madc.{hi,lo}{.cc}.type` (carry_in True, with
     `cf` = CC.CF): d = part(a*b) + c (+ CF) -> (d, carry-out)."""
     instr = "madc" if carry_in else "mad.cc"
