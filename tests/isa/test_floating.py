@@ -322,6 +322,30 @@ def test_f64_nan_rules_recorded_on_hardware():
         0xFFF8000020000000
     assert h(V.cvt(np.array([0x7FF8000000000001], np.uint64), dtype="f32", atype="f64",
                    rnd="rn")) == 0x7FC00000
+    assert h(V.cvt(np.array([0xFFF4000000000123], np.uint64), dtype="f32", atype="f64",
+                   rnd="rn")) == 0xFFE00000
+    assert h(V.cvt(np.array([0xFFF4000000000123], np.uint64), dtype="f16", atype="f64",
+                   rnd="rn")) == 0xFF00
+    assert h(V.cvt(np.array([0x7FF4000000000001], np.uint64), dtype="bf16", atype="f64",
+                   rnd="rn")) == 0x7FE0
+    assert h(V.cvt(np.array([0xFF81], np.uint16), dtype="f32", atype="bf16")) == 0xFF810000
+    assert h(V.cvt(np.array([0x7D01], np.uint16), dtype="f32", atype="f16")) == 0x7FFFFFFF
+    assert h(V.cvt(np.array([0x7D01], np.uint16), dtype="f64", atype="f16")) == \
+        0x7FFC040000000000
+    assert h(V.cvt(np.array([0x7F81], np.uint16), dtype="f64", atype="bf16")) == \
+        0x7FF8200000000000
+    # both-NaN min/max of 16/32-bit types are canonical (max.f16 0x7d01, 0xfe02 -> 0x7fff)
+    assert h(F.max([0x7D01], [0xFE02], type="f16")) == 0x7FFF
+    assert h(F.min([0xFFC2], [0x7F81], type="bf16")) == 0x7FFF
+    assert h(F.max([0x7FC00001], [0xFFA00002], type="f32")) == 0x7FFFFFFF
+    assert h(F.max([0x7D01], [0x3C00], type="f16", nan=True)) == 0x7FFF
+    # and: add.sat.f32 NaN -> +0; cvt.rni.f32.f32 NaN -> canonical; cvt.rzi.s32.f32 NaN -> 0;
+    # rcp.rn.ftz.f64 of the subnormal 2^-1023 -> 2^1023 (no flush for f64)
+    assert h(F.add([0xFFC00123], [0xFFC00123], type="f32", sat=True)) == 0
+    assert h(V.cvt([0xFFC00123], dtype="f32", atype="f32", rnd="rni")) == 0x7FFFFFFF
+    assert h(V.cvt([0xFFC00123], dtype="s32", atype="f32", rnd="rzi")) == 0
+    assert h(F.rcp(np.array([0x0008000000000000], np.uint64), type="f64", rnd="rn",
+                   ftz=True)) == 0x7FE0000000000000
     # the 16/32-bit results are canonical: add.f32 sNaN, sqrt.rn.f32(-1), add.f16, add.bf16,
     # cvt.rn.f16.f32, neg/abs.f32 of a NaN
     assert h(F.add([0x7F800001], [0x20000001], type="f32")) == 0x7FFFFFFF

@@ -113,12 +113,19 @@ def cvt(a, *, dtype: str, atype: str, rnd: str | None = None, ftz: bool = False,
         r = np.where(np.isnan(y), nan_bits, np.asarray(y, np.float64).view(np.uint64))
         return out(_finish(r, F64, False, sat), 64)
     r = _round(y, np.zeros(1), fd, rnd or "rn")
-    if fa is F64 and fd is F32:
-        # cvt.f32.f64 keeps sign and the payload's top bits, quieted (H200: 0x7ff8000000000001
-        # -> 0x7fc00000); other narrowing conversions give the canonical NaN
-        nan32 = ((u >> np.uint64(32)) & np.uint64(0x80000000)) | np.uint64(0x7FC00000) | (
-            (u >> np.uint64(29)) & np.uint64(0x3FFFFF))
-        r = np.where(np.isnan(y), nan32, r)
+    if fa is F64 and fd in (F32, F16, BF16):
+        # from f64 a NaN keeps its sign and the payload's top bits, quieted (H200:
+        # cvt.rn.f32.f64 0xfff4000000000123 -> 0xffe00000, cvt.rn.f16.f64 -> 0xff00,
+        # cvt.rn.bf16.f64 0x7ff4000000000001 -> 0x7fe0); from f32 / f16 the result is canonical
+        # (cvt.rn.f16.f32 0xffc00001 -> 0x7fff, cvt.f32.f16 0x7d01 -> 0x7fffffff)
+        sh = np.uint64(64 - fd.width)
+        quiet = np.uint64(1 << (fd.mbits - 1))
+        nan_n = ((u >> sh) & sign_bit(fd)) | np.uint64(fd.inf) | quiet | (
+            (u >> np.uint64(52 - fd.mbits)) & np.uint64((1 << fd.mbits) - 1))
+        r = np.where(np.isnan(y), nan_n, r)
+    if fa is BF16 and fd is F32:
+        # cvt.f32.bf16 is a plain shift, NaNs included (H200: 0xff81 -> 0xff810000, not quieted)
+        r = np.where(np.isnan(y), u << np.uint64(16), r)
     flush = ftz and fd is F32
     return out(_finish(r, fd, flush, sat, _tiny(y, np.zeros(1), fd, rnd or "rn") if flush
                        else None), fd.width)
