@@ -33,8 +33,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ptxsim.errors import OperandError
-from ptxsim.isa import regs
 from ptxsim.isa.regs import bits, check_choice, illegal, out
 
 ROUNDINGS = ("rn", "rz", "rm", "rp")
@@ -308,8 +306,6 @@ def _round_fraction_f64(v: Fraction, rnd: str) -> float:
     else:
         up = (not neg) and rest > 0
     n += up
-    if n >= 1 << 53 and q + 53 > 1024:           # rounded past the largest finite
-        pass
     try:
         mag = float(Fraction(n) * Fraction(2) ** q) if q + n.bit_length() <= 1024 else float("inf")
     except OverflowError:
@@ -373,9 +369,6 @@ def _overflow_f64(hi: np.ndarray, finite_in: np.ndarray, rnd: str) -> np.ndarray
         return hi
     keep_inf = {"rz": np.zeros(hi.shape, bool), "rm": hi < 0, "rp": hi > 0}[rnd]
     return np.where(ovf & ~keep_inf, np.copysign(big, hi), hi)
-
-
-_F64_SAFE_LO, _F64_SAFE_HI = -960, 960
 
 
 def _safe_exp(*xs):
