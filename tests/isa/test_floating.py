@@ -727,3 +727,36 @@ def test_div_approx_full_and_f64_approx_against_recorded_hardware():
     got = F.rcp(x, type="f64", approx=True, ftz=True)
     assert (got & np.uint64(0xFFFFFFFF) == 0).all() and (got == y[1]).mean() > 0.9
     assert np.all(np.abs(got.astype(np.int64) - y[1].astype(np.int64)) <= 1 << 32)
+
+
+@pytest.mark.parametrize("fmt,dt,ut", [("f32", np.float32, np.uint32), ("f16", np.float16, np.uint16),
+                                       ("f64", np.float64, np.uint64)])
+def test_round_to_nearest_against_numpy_ieee_arithmetic(fmt, dt, ut):
+    """numpy's float32 / float16 / float64 + - * / and sqrt are IEEE round-to-nearest (float16
+    goes through float32, which is exact enough: 24 >= 2*11 + 2); only NaN bits differ (ptxsim's
+    NaNs follow the hardware), so NaN positions are compared separately."""
+    rng = np.random.default_rng(77)
+    w = np.dtype(ut).itemsize * 8
+    a = rng.integers(0, 1 << min(w, 63), 20000, dtype=np.uint64).astype(ut)
+    b = rng.integers(0, 1 << min(w, 63), 20000, dtype=np.uint64).astype(ut)
+    if w == 64:
+        a |= (rng.integers(0, 2, a.size).astype(np.uint64) << np.uint64(63))
+    # half of the pairs with nearby exponents, so that sums cancel and round
+    b[::2] = (np.abs(a[::2].view(dt)) * dt(1.0 + 2.0 ** -3)).astype(dt).view(ut) ^ (
+        a[::2] & ut(1 << (w - 1)))
+    fa, fb = a.view(dt), b.view(dt)
+    with np.errstate(all="ignore"):
+        cases = [(F.add, fa + fb), (F.sub, fa - fb), (F.mul, fa * fb)]
+        if fmt != "f16":
+            cases += [(lambda x, y, **k: F.div(x, y, rnd="rn", **k), fa / fb)]
+    for fn, want in cases:
+        got = fn(a, b, type=fmt).view(dt)
+        nan = np.isnan(want)
+        assert (np.isnan(got) == nan).all()
+        assert (got[~nan].view(ut) == want[~nan].view(ut)).all()
+    if fmt != "f16":
+        with np.errstate(invalid="ignore"):
+            want = np.sqrt(fa)
+        got = F.sqrt(a, type=fmt, rnd="rn").view(dt)
+        nan = np.isnan(want)
+        assert (np.isnan(got) == nan).all() and (got[~nan].view(ut) == want[~nan].view(ut)).all()

@@ -402,6 +402,8 @@ def _f64_op(op: str, rnd: str, a: np.ndarray, b: np.ndarray, c=None) -> np.ndarr
             finite_in = np.isfinite(a) & np.isfinite(b)
             r = _directed_f64(hi, err, rnd)
             return _overflow_f64(r, finite_in, rnd)
+        if rnd == "rn" and op in ("mul", "div"):
+            return a * b if op == "mul" else a / b       # IEEE round-to-nearest already
         if op == "mul":
             hi = a * b
             ok = _safe_exp(a, b) & np.isfinite(hi)
