@@ -371,12 +371,13 @@ def _overflow_f64(hi: np.ndarray, finite_in: np.ndarray, rnd: str) -> np.ndarray
     return np.where(ovf & ~keep_inf, np.copysign(big, hi), hi)
 
 
-def _safe_exp(*xs):
-    ok = np.ones(np.broadcast(*xs).shape, bool)
-    for x in xs:
-        _, e = np.frexp(x)
-        ok &= (np.abs(e) < 480) | (x == 0)
-    return ok
+def _safe_prod(x, y):
+    """Dekker's TwoProduct of x*y is exact (no overflow in the partial products, an error term
+    above the subnormal range) when the exponents sum to well inside the float64 range."""
+    _, ex = np.frexp(x)
+    _, ey = np.frexp(y)
+    s = ex.astype(np.int64) + ey
+    return ((s > -960) & (s < 1000)) | (x == 0) | (y == 0)
 
 
 def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -406,13 +407,13 @@ def _f64_op(op: str, rnd: str, a: np.ndarray, b: np.ndarray, c=None) -> np.ndarr
             return a * b if op == "mul" else a / b       # IEEE round-to-nearest already
         if op == "mul":
             hi = a * b
-            ok = _safe_exp(a, b) & np.isfinite(hi)
+            ok = _safe_prod(a, b) & np.isfinite(hi)
             err = np.where(ok, _two_prod_err(a, b, hi), 0.0)
             r = np.where(ok, _directed_f64(hi, err, rnd), hi)
             hard = ~ok & np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0)
         elif op == "div":
             hi = a / b
-            ok = _safe_exp(a, b, hi) & np.isfinite(hi) & (hi != 0)
+            ok = _safe_prod(hi, b) & (np.abs(a) < 2.0 ** 1000) & np.isfinite(hi) & (hi != 0)
             err = np.where(ok, (a - hi * b) - _two_prod_err(hi, b, hi * b), 0.0)
             # sign(a/b - hi) = sign(a - hi*b) * sign(b)
             r = np.where(ok, _directed_f64(hi, np.where(b < 0, -err, err), rnd), hi)
@@ -443,7 +444,7 @@ def _f64_fma(a, b, c, rnd):
     finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
     with np.errstate(all="ignore"):
         p = a * b
-        safe = finite & _safe_exp(a, b, c) & np.isfinite(p)
+        safe = finite & _safe_prod(a, b) & (np.abs(c) < 2.0 ** 1000) & np.isfinite(p)
         e = np.where(safe, _two_prod_err(a, b, p), 0.0)
         s1, t1 = _two_sum(p, c)
         s2, t2 = _two_sum(t1, e)
@@ -469,7 +470,7 @@ def _f64_sqrt(a: np.ndarray, rnd: str) -> np.ndarray:
     if rnd == "rn":
         return hi
     ok = np.isfinite(hi) & (hi > 0)
-    safe = ok & _safe_exp(a)
+    safe = ok & _safe_prod(hi, hi)
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(safe, (a - hi * hi) - _two_prod_err(hi, hi, hi * hi), 0.0)
     r = np.where(safe, _directed_f64(hi, err, rnd), hi)
