@@ -3,3 +3,4 @@ stack / video / misc instructions."""
 from ptxsim.errors import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
+from ptxsim.api import execute  # noqa: E402,F401

@@ -91,3 +91,41 @@ class TmemLeakError(TmemAllocError):
 
 class CtaGroupMismatch(UndefinedBehavior):
     """tcgen05 instructions of one kernel using different .cta_group values (9.7.16.7.1)."""
+
+
+# --- warp-level mma.sp (isa/mma_sp.py) --------------------------------------------------------
+class SparsityMetadataError(UndefinedBehavior):
+    """Sparsity metadata the PTX spec calls undefined (9.7.14.6.1): a repeated index in a chunk,
+    an index pair that is not increasing under .sp::ordered_metadata, or a tf32 index other than
+    0b0100 / 0b1110."""
+
+    def __init__(self, why: str, warp: int | None = None, lane: int | None = None,
+                 row: int | None = None, chunk: int | None = None):
+        self.why, self.warp, self.lane, self.row, self.chunk = why, warp, lane, row, chunk
+        where = ", ".join(f"{k} {v}" for k, v in (("warp", warp), ("lane", lane), ("row", row),
+                                                  ("chunk", chunk)) if v is not None)
+        super().__init__(why + (f" ({where})" if where else ""))
+
+
+class IllegalInstructionError(TrapError):
+    """An instruction that assembles but that the GPU rejects at run time with an
+    illegal-instruction fault (e.g. FACTS §5: mma.sp m16n8k32 f16 with selector 2 or 3)."""
+
+
+class TrapExecuted(TrapError):
+    """`trap` executed by the named threads (9.7.19.4): the kernel aborts. `threads` holds their
+    indices in the launch (32*warp + lane)."""
+
+    def __init__(self, message: str, threads=()):
+        self.threads = tuple(int(t) for t in threads)
+        super().__init__(message)
+
+
+class BreakpointTrap(TrapExecuted):
+    """`brkpt` executed with no debugger attached: the hardware aborts the kernel as for `trap`
+    (H200: both compile to BPT.TRAP and end in 'unspecified launch failure'; docs/misc.md)."""
+
+
+class SetmaxnregIgnored(PtxsimError, UserWarning):
+    """setmaxnreg in a kernel whose register count at entry is unknown: it has no effect
+    (9.7.19.5; ptxas 13.0 drops it with info C7508 / C7504)."""

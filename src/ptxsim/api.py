@@ -1,0 +1,146 @@
+"""The single-instruction API: `ptxsim.execute(text, registers, target=..., warps=...)`.
+
+Registers are raw bits: each register name of the instruction text maps to a uint32 array of
+shape (32*W,), thread t of warp w at index 32*w + t. The result maps the instruction's output
+registers the same way. Dispatch goes through `ptxsim.isa.registry`, so every instruction family
+that registers a handler is reachable here.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ptxsim.errors import OperandError, UndefinedBehavior
+from ptxsim.isa import registry
+
+LANES = 32
+
+
+class RegisterFile:
+    """Read-only view of the caller's registers, validated once: every array has the same
+    shape (32*W,), holds uint32 bits, and a missing name is an OperandError naming it."""
+
+    def __init__(self, registers: Mapping[str, object], warps: int | None, where: str):
+        self.where = where
+        self._regs: dict[str, np.ndarray] = {}
+        self.warps = warps
+        for name, value in registers.items():
+            arr = self._bits(name, value)
+            if self.warps is None:
+                if arr.shape[0] % LANES or arr.shape[0] == 0:
+                    raise OperandError(f"{where}: register {name} has {arr.shape[0]} threads; "
+                                       f"expected a multiple of {LANES} (32 per warp)")
+                self.warps = arr.shape[0] // LANES
+            if arr.shape != (LANES * self.warps,):
+                raise OperandError(f"{where}: register {name} has shape {arr.shape}; expected "
+                                   f"({LANES * self.warps},) = 32 threads x {self.warps} warps")
+            self._regs[name] = arr
+
+    @staticmethod
+    def _bits(name: str, value) -> np.ndarray:
+        arr = np.asarray(value)
+        if arr.ndim != 1:
+            raise OperandError(f"register {name}: expected a 1-D array of per-thread bits, got "
+                               f"shape {arr.shape}")
+        if arr.dtype == np.uint32:
+            return arr
+        if arr.dtype == np.int32 or arr.dtype == np.float32:
+            return arr.view(np.uint32)
+        if np.issubdtype(arr.dtype, np.integer):
+            if arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+                raise OperandError(f"register {name}: values outside 0..2**32-1 are not 32-bit "
+                                   "register bits")
+            return arr.astype(np.uint32)
+        raise OperandError(f"register {name}: dtype {arr.dtype} is not raw register bits "
+                           "(use uint32, int32 or float32)")
+
+    def subset(self, warp_mask: np.ndarray) -> "RegisterFile":
+        """The registers of the warps where `warp_mask` (W,) is true."""
+        sub = {n: a.reshape(-1, LANES)[warp_mask].reshape(-1) for n, a in self._regs.items()}
+        return RegisterFile(sub, int(np.count_nonzero(warp_mask)), self.where)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._regs
+
+    def read(self, name: str) -> np.ndarray:
+        try:
+            return self._regs[name]
+        except KeyError:
+            raise OperandError(f"{self.where}: register {name} is read but not given in "
+                               "`registers`") from None
+
+
+def _parse(instruction_text):
+    if not isinstance(instruction_text, str):
+        return instruction_text                  # already a parsed Instruction
+    from ptxsim.ptx import parse_instruction      # the front end (ptxsim.ptx)
+    return parse_instruction(instruction_text)
+
+
+def execute(instruction_text, registers: Mapping[str, object], *, target: str = "sm_90a",
+            warps: int | None = None, state=None) -> dict[str, np.ndarray]:
+    """Execute one PTX instruction for W warps and return its output registers.
+
+    instruction_text: PTX text of one instruction (or a parsed `ptxsim.ptx.Instruction`).
+    registers: register name as written in the text -> uint32 array (32*W,).
+    target: the `.target` the instruction is assembled for (legality and arithmetic profile).
+    warps: W; by default taken from the register arrays.
+    state: per-CTA state for instructions with effects beyond registers (e.g. a
+        `ptxsim.isa.misc.MiscState` collecting brkpt / nanosleep / pmevent / setmaxnreg events);
+        a fresh one is made when omitted, so the effects are then visible only as raised errors.
+    """
+    inst = _parse(instruction_text)
+    where = f"'{getattr(inst, 'text', '') or instruction_text}'"
+    if warps is not None and (not isinstance(warps, (int, np.integer)) or warps < 1):
+        raise OperandError(f"warps must be a positive integer, got {warps!r}")
+    regs = RegisterFile(registers, warps, where)
+    if regs.warps is None:
+        raise OperandError(f"{where}: no registers given and no warps= count")
+    handler = registry.handler_for(inst.opcode)
+    guard, wants_state = registry.mode_of(inst.opcode)
+    if wants_state:
+        handler = _with_state(handler, inst.opcode, state, regs.warps)
+    pred = getattr(inst, "predicate", None)
+    if pred is None or guard == "handler":
+        return handler(inst, regs, target)
+    if guard == "thread":
+        p = (regs.read(pred.name) != 0) ^ bool(pred.negated)
+        out = handler(inst, regs, target)
+        return {name: np.where(p, bits, regs.read(name) if name in regs else 0).astype(np.uint32)
+                for name, bits in out.items()}
+    # Guarded warp-synchronous instruction: the guard must agree within each warp.
+    p = (regs.read(pred.name).reshape(-1, LANES) != 0) ^ bool(pred.negated)
+    if not (p.all(axis=1) | ~p.any(axis=1)).all():
+        raise UndefinedBehavior(f"{where}: guard {pred} differs between threads of a warp; the "
+                                ".aligned instruction then has undefined behaviour")
+    if p.all():
+        return handler(inst, regs, target)
+    active = p.all(axis=1)
+    out = handler(inst, regs.subset(active), target) if active.any() else {}
+    result = {}
+    for name in out or _output_names(inst):      # guard-false warps keep the old values
+        merged = regs.read(name).reshape(-1, LANES).copy()
+        if name in out:
+            merged[active] = out[name].reshape(-1, LANES)
+        result[name] = merged.reshape(-1)
+    return result
+
+
+def _output_names(inst) -> list[str]:
+    """Register names of the destination operand (the first), for guard-false warps."""
+    first = inst.operands[0]
+    elements = getattr(first, "elements", (first,))
+    return [e.name for e in elements if hasattr(e, "name")]
+
+
+def _with_state(handler, opcode: str, state, warps: int):
+    """Bind the per-CTA state a stateful handler needs (a fresh one when the caller gave none)."""
+    if state is None:
+        from ptxsim.isa import misc
+        if opcode in misc.OPCODES:
+            state = misc.MiscState(warps=warps)
+
+    def bound(inst, regs, target):
+        return handler(inst, regs, target, state=state)
+    return bound
