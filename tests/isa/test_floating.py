@@ -760,3 +760,41 @@ def test_round_to_nearest_against_numpy_ieee_arithmetic(fmt, dt, ut):
         got = F.sqrt(a, type=fmt, rnd="rn").view(dt)
         nan = np.isnan(want)
         assert (np.isnan(got) == nan).all() and (got[~nan].view(ut) == want[~nan].view(ut)).all()
+
+
+def test_f64_directed_stress_wide_exponents():
+    """Random f64 operands whose exponents pair up to products and quotients near 1, huge times
+    subnormal, etc. (where error-free transformations are easy to get wrong: a masking split once
+    made Dekker's last partial product inexact), against Fraction in the directed modes."""
+    rng = np.random.default_rng(4242)
+    n = 600
+    frac = rng.integers(0, 1 << 52, n, dtype=np.int64).astype(np.uint64)
+    ea = rng.integers(0, 2047, n).astype(np.uint64)
+    eb = np.clip(2046 - ea.astype(np.int64) + rng.integers(-30, 30, n), 0, 2046).astype(np.uint64)
+    sign = rng.integers(0, 2, (2, n)).astype(np.uint64) << np.uint64(63)
+    a = sign[0] | (ea << np.uint64(52)) | frac
+    b = sign[1] | (eb << np.uint64(52)) | rng.integers(0, 1 << 52, n, dtype=np.int64).astype(
+        np.uint64)
+    b[:50] = np.uint64(0x7FEFFFFFFFFFFFFF) | sign[1][:50]          # +-max
+    a[50:100] = frac[50:100] >> np.uint64(rng.integers(0, 20))     # subnormals
+    c = (a.view(np.float64) * b.view(np.float64) * -0.75).view(np.uint64)
+    c = np.where(np.isfinite(c.view(np.float64)), c, np.uint64(0x3FF0000000000000))
+    for mode in ("rz", "rm", "rp"):
+        for op, fn in (("mul", lambda: F.mul(a, b, type="f64", rnd=mode)),
+                       ("div", lambda: F.div(a, b, type="f64", rnd=mode)),
+                       ("fma", lambda: F.fma(a, b, c, type="f64", rnd=mode))):
+            got = fn()
+            args = (a, b, c) if op == "fma" else (a, b)
+            want = [ref_op(op, [int(x[i]) for x in args], "f64", mode) for i in range(n)]
+            bad = [i for i in range(n) if int(got[i]) != want[i]]
+            assert not bad, (op, mode, [tuple(hex(int(x[i])) for x in args) for i in bad[:3]])
+
+
+def test_fma_f64_regression_all_ones_significands():
+    """Found by the Fraction comparison: both significands all ones (largest subnormal times the
+    largest finite), where a 27-bit low part makes a masking split's al*bl inexact."""
+    a, b, c = 0x000FFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF, 0xC004498D60A67696
+    for mode in ("rn", "rz", "rm", "rp"):
+        got = F.fma(np.array([a], np.uint64), np.array([b], np.uint64), np.array([c], np.uint64),
+                    type="f64", rnd=mode)
+        assert int(got[0]) == ref_op("fma", [a, b, c], "f64", mode), mode

@@ -381,18 +381,27 @@ def _safe_prod(x, y):
 
 
 def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x = xh + xl with xh keeping the top 26 significand bits (exact, by masking bits)."""
-    xh = (x.view(np.uint64) & np.uint64(0xFFFFFFFFF8000000)).view(np.float64)
-    with np.errstate(invalid="ignore"):
-        return xh, x - xh
+    """Veltkamp: x = xh + xl, each of at most 26 significant bits (the sign of xl absorbs the
+    53rd), so that every partial product of Dekker's TwoProduct is exact. (Masking low bits off
+    instead leaves a 27-bit low part whose square needs 54 bits -- found by the Fraction tests.)
+    Only called on significands in [0.5, 1): no overflow."""
+    c = x * 134217729.0                                        # 2^27 + 1
+    xh = c - (c - x)
+    return xh, x - xh
 
 
 def _two_prod_err(a, b, p):
-    """Dekker: err with p + err == a*b exactly (valid when no under/overflow occurs)."""
-    ah, al = _split(np.ascontiguousarray(a))
-    bh, bl = _split(np.ascontiguousarray(b))
+    """Dekker's TwoProduct error: p + err == a*b exactly, for p = RN(a*b) a normal number (the
+    callers check the exponent range). Done on the significands (frexp, exact) and scaled back,
+    so that huge or subnormal operands neither overflow nor lose bits in the split."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        ma, ea = np.frexp(np.asarray(a, np.float64))
+        mb, eb = np.frexp(np.asarray(b, np.float64))
+        pp = ma * mb                       # == p * 2^-(ea+eb) when p is normal
+        ah, al = _split(ma)
+        bh, bl = _split(mb)
+        err = ((ah * bh - pp) + ah * bl + al * bh) + al * bl
+        return np.ldexp(err, ea + eb)
 
 
 def _f64_op(op: str, rnd: str, a: np.ndarray, b: np.ndarray, c=None) -> np.ndarray:
