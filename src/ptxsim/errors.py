@@ -75,3 +75,7 @@ class TrapError(ExecutionError):
 
 class DeadlockError(ExecutionError):
     """Every live warp waits and nothing can wake it."""
+
+
+class MmaTypeError(OperandError):
+    """An (arch, kind, element type, scale type, block size) combination no MMA instruction has."""

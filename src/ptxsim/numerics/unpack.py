@@ -1,0 +1,99 @@
+"""Element bits -> exact values and the exponents the fused dot-product unit aligns on.
+
+Read straight from the format table (ptxsim.types.FORMATS): no float decode library involved.
+For every element:
+
+* ``value``  float64, exact (every supported format, and every product of two, fits a double);
+  +-inf / nan for the special encodings;
+* ``exp``    the normalised exponent the hardware aligns on: floor(log2|x|) for normal numbers,
+  the format's emin for subnormals (FACTS section 1 step 1: subnormals are kept, not flushed);
+  ``ZERO_EXP`` for zeros and specials, so they never win a max;
+* ``zero``   True for +-0.
+
+Inputs are raw bits, one element per array entry, in the low bits of the entry (f6/f4: the low
+6/4 bits; tf32: the f32 container, whose low 13 bits the tensor core ignores).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptxsim.errors import OperandError
+from ptxsim.types.formats import FORMATS
+
+ZERO_EXP = -4000          # below every real exponent; two of them still fit int16
+
+
+@dataclass
+class Unpacked:
+    value: np.ndarray     # float64
+    exp: np.ndarray       # int32
+    zero: np.ndarray      # bool
+    special: np.ndarray   # bool: inf or nan
+
+
+def raw_bits(x, fmt_name: str, what: str) -> np.ndarray:
+    """Check that `x` holds raw bits of `fmt_name` and return them as uint32."""
+    fmt = FORMATS[fmt_name]
+    x = np.asarray(x)
+    if x.dtype.kind not in "ui":
+        raise OperandError(f"{what}: expected raw bits in an integer array, got dtype {x.dtype}")
+    bits = x.astype(np.int64)
+    width = fmt.storage_bits
+    if fmt_name == "ue4m3":
+        bits = bits & 0x7F      # ue4m3 sign bit ignored (FACTS section 2; MMA-Sim masks 0x7F)
+        width = 8
+    if (bits < 0).any() and x.dtype.kind == "i":
+        bits = bits & ((1 << (8 * x.dtype.itemsize)) - 1)   # two's complement view
+    if (bits >> width).any():
+        bad = int(bits[(bits >> width) != 0].flat[0])
+        raise OperandError(f"{what}: value {bad:#x} has bits above the {width}-bit {fmt_name} "
+                           "element (pass one element per entry, in the low bits)")
+    return bits.astype(np.uint32)
+
+
+def unpack(bits: np.ndarray, fmt_name: str) -> Unpacked:
+    """Decode raw bits (uint32 array from `raw_bits`) of a floating-point format."""
+    fmt = FORMATS[fmt_name]
+    b = bits.astype(np.int64)
+    if fmt_name == "tf32":
+        b = b >> 13                       # 19-bit tf32 from the f32 container
+    eb, mb = fmt.ebits, fmt.mbits
+    sign = (b >> (eb + mb)) & 1 if fmt.signed else np.zeros_like(b)
+    efield = (b >> mb) & ((1 << eb) - 1)
+    mfield = b & ((1 << mb) - 1)
+    if fmt_name == "ue8m0":              # 2^(b-127), no zero, 0xFF NaN
+        sig = np.ones_like(b)
+        exp = efield - fmt.bias
+    else:
+        normal = efield != 0
+        sig = np.where(normal, mfield | (1 << mb), mfield)
+        exp = np.where(normal, efield, 1) - fmt.bias
+    emax_field = (1 << eb) - 1
+    if fmt.nan == "ieee":
+        allones = efield == emax_field
+        nan = allones & (mfield != 0)
+        inf = allones & (mfield == 0) if fmt.has_inf else np.zeros_like(allones)
+    elif fmt.nan == "all_ones":
+        nan = (efield == emax_field) & (mfield == (1 << mb) - 1)
+        inf = np.zeros_like(nan)
+    else:
+        nan = inf = np.zeros(b.shape, bool)
+    value = np.ldexp(sig.astype(np.float64), (exp - mb).astype(np.int32))
+    value = np.where(sign == 1, -value, value)
+    value = np.where(inf, np.where(sign == 1, -np.inf, np.inf), value)
+    value = np.where(nan, np.nan, value)
+    zero = sig == 0
+    special = nan | inf
+    exp = np.where(zero | special, ZERO_EXP, exp).astype(np.int32)
+    return Unpacked(value, exp, zero & ~special, special)
+
+
+def unpack_int(bits: np.ndarray, fmt_name: str) -> np.ndarray:
+    """Raw bits of an integer format -> int64 values (two's complement for signed)."""
+    fmt = FORMATS[fmt_name]
+    b = bits.astype(np.int64)
+    if fmt.kind == "sint":
+        b = np.where(b >> (fmt.bits - 1) & 1, b - (1 << fmt.bits), b)
+    return b
