@@ -134,3 +134,14 @@ def make_tile(rng, atype, btype, ctype, M, N, K, L):
 def a_dtype(t):
     w = FORMATS[t].storage_bits
     return np.uint32 if w > 16 else np.uint16 if w > 8 else np.uint8
+
+
+def make_tiny_tile(rng, atype, btype, ctype, M, N, K, e_zero, scaled_exp=0):
+    """Products whose exponents sit just below `e_zero` (the exponent a zero term counts with),
+    with zero terms present: the only regime where e_zero decides the alignment grid.
+    `scaled_exp`: exponent the scales contribute (block-scaled kinds), subtracted here."""
+    ca = (e_zero - scaled_exp) // 2 - 3
+    a = gen_bits(rng, atype, (M, K), p_zero=0.2, p_sub=0.2, p_wide=0.0, center=ca)
+    b = gen_bits(rng, btype, (K, N), p_zero=0.2, p_sub=0.2, p_wide=0.0, center=ca)
+    c = gen_bits(rng, ctype, (M, N), p_zero=0.7, p_sub=0.3, p_wide=0.0)
+    return a, b, c

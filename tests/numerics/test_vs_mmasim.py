@@ -15,7 +15,7 @@ from mmasim.nv_ptx.sim import MMA, WGMMA, MMABlockScale, TCGen05MMA, TCGen05MMAB
 
 from ptxsim.numerics import mma, params  # noqa: E402
 
-from .oracle import gen_bits, make_tile, mmasim_dense, mmasim_scaled  # noqa: E402
+from .oracle import gen_bits, make_tile, make_tiny_tile, mmasim_dense, mmasim_scaled  # noqa: E402
 
 F8F6F4 = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
 FP8 = ["e4m3", "e5m2"]
@@ -74,6 +74,18 @@ def test_dense_matches_mmasim(form):
                            f"ptxsim {got[tuple(bad[0])]:#x} MMA-Sim {want[tuple(bad[0])]:#x}")
 
 
+@pytest.mark.parametrize("form", DENSE, ids=_id)
+def test_dense_zero_term_exponent_matches_mmasim(form):
+    """Tiny products plus zero terms: pins the e_zero column of the table."""
+    arch, kind, at, bt, dt, make = form
+    p = params(arch, kind, at, bt, dt)
+    rng = np.random.default_rng(hash(_id(form)) % 2**32 + 7)
+    a, b, c = make_tiny_tile(rng, at, bt, dt, M, N, 2 * p.L, p.e_zero)
+    want = mmasim_dense(make(), a, b, c, at, bt, dt)
+    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
+    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
+
+
 # (arch, kind, atype, btype, scale type, block, MMA-Sim constructor, K)
 SCALED = (
     [("sm_100", "mxf8f6f4", a, b, "ue8m0", 32, (lambda a=a, b=b: TCGen05MMABlockScale(
@@ -119,3 +131,20 @@ def test_scaled_matches_mmasim(form, seed):
     bad = np.argwhere(got != want)
     assert bad.size == 0, (f"{len(bad)} of {got.size} differ; first at {bad[0]}: "
                            f"ptxsim {got[tuple(bad[0])]:#x} MMA-Sim {want[tuple(bad[0])]:#x}")
+
+
+@pytest.mark.parametrize("form", SCALED, ids=_sid)
+def test_scaled_zero_term_exponent_matches_mmasim(form):
+    """Scales that push products / group sums just below e_zero, with zero terms present."""
+    arch, kind, at, bt, st, blk, make, K = form
+    p = params(arch, kind, at, bt, "f32")
+    rng = np.random.default_rng(hash(_sid(form)) % 2**32 + 7)
+    shift = p.e_zero // 2 if st == "ue8m0" else -6      # exponent of each scale
+    a, b, c = make_tiny_tile(rng, at, bt, "f32", M, N, K, p.e_zero, scaled_exp=2 * shift)
+    a[:, :16] = 0                                         # an all-zero group in every row
+    sa = gen_bits(rng, st, (M, K // blk), p_zero=0.1, p_sub=0.3, p_wide=0.0, center=shift)
+    sb = gen_bits(rng, st, (K // blk, N), p_zero=0.1, p_sub=0.3, p_wide=0.0, center=shift)
+    want = mmasim_scaled(make(), a, b, c, sa, sb, at, bt, st, packed=kind != "mxf8f6f4")
+    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
+              scale_a=sa, scale_b=sb, scale_type=st, block=blk)
+    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
