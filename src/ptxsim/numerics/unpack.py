@@ -53,8 +53,36 @@ def raw_bits(x, fmt_name: str, what: str) -> np.ndarray:
     return bits.astype(np.uint32)
 
 
+_VIEW = {"f32": np.float32, "f16": np.float16}
+_TABLES: dict[str, Unpacked] = {}
+
+
 def unpack(bits: np.ndarray, fmt_name: str) -> Unpacked:
-    """Decode raw bits (uint32 array from `raw_bits`) of a floating-point format."""
+    """Decode raw bits (uint32 array from `raw_bits`) of a floating-point format.
+
+    Formats up to 16 bits decode through a table built once by `decode` (a cache, nothing
+    more); f32 / tf32 go through the IEEE float view, which numpy decodes exactly."""
+    if fmt_name in ("f32", "tf32"):
+        b = bits.astype(np.uint32)
+        if fmt_name == "tf32":
+            b = b & np.uint32(0xFFFFE000)         # the tensor core ignores the low 13 bits
+        with np.errstate(invalid="ignore"):      # signalling-NaN patterns are fine here
+            value = b.view(np.float32).astype(np.float64)
+        special = ~np.isfinite(value)
+        zero = value == 0
+        _, e = np.frexp(value)
+        exp = np.where(zero | special, ZERO_EXP, np.maximum(e - 1, -126)).astype(np.int32)
+        return Unpacked(value, exp, zero, special)
+    t = _TABLES.get(fmt_name)
+    if t is None:
+        width = 8 if fmt_name == "ue4m3" else FORMATS[fmt_name].storage_bits
+        t = _TABLES[fmt_name] = decode(np.arange(1 << width, dtype=np.uint32), fmt_name)
+    i = bits.astype(np.intp)
+    return Unpacked(t.value[i], t.exp[i], t.zero[i], t.special[i])
+
+
+def decode(bits: np.ndarray, fmt_name: str) -> Unpacked:
+    """Decode raw bits field by field from the format table (sign, exponent, fraction)."""
     fmt = FORMATS[fmt_name]
     b = bits.astype(np.int64)
     if fmt_name == "tf32":
