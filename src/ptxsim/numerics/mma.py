@@ -25,7 +25,8 @@ def _fold_scale(x: Unpacked, s: Unpacked, block: int, axis: int) -> Unpacked:
     with np.errstate(invalid="ignore"):
         value = x.value * sv
     exp = np.where(x.zero | special, x.exp, x.exp + se)
-    return Unpacked(value, exp, x.zero & ~special, special)
+    lsb = np.where(x.zero | special, x.lsb, x.lsb + se)
+    return Unpacked(value, exp, x.zero & ~special, special, lsb)
 
 
 def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dtype: str,
@@ -63,7 +64,7 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
     p = params(arch, kind, atype, btype, dtype)
     ua, ub, uc = unpack(A, atype), unpack(B, btype), unpack(C, ctype)
     if scale_type is None:
-        cdt = np.float32 if fdpa._products_fit_f32(atype, btype) else np.float64
+        cdt = np.float32 if fdpa.products_fit_f32(atype, btype) else np.float64
         return fdpa.fused(ua, ub, uc, p, p.rho, dtype, cdt)
 
     if K % block:

@@ -23,6 +23,7 @@ from ptxsim.errors import OperandError
 from ptxsim.types.formats import FORMATS
 
 ZERO_EXP = -4000          # below every real exponent; two of them still fit int16
+NO_LSB = 4000            # "lowest set bit" of a zero / special: above every real exponent
 
 
 @dataclass
@@ -31,6 +32,24 @@ class Unpacked:
     exp: np.ndarray       # int32
     zero: np.ndarray      # bool
     special: np.ndarray   # bool: inf or nan
+    lsb_: np.ndarray | None = None
+
+    @property
+    def lsb(self) -> np.ndarray:
+        """Exponent of the lowest set bit of each element (NO_LSB for zero / special)."""
+        if self.lsb_ is None:
+            self.lsb_ = lsb_exponent(self.value)
+        return self.lsb_
+
+
+def lsb_exponent(value: np.ndarray) -> np.ndarray:
+    """Exponent of the lowest set bit of exact float64 values; NO_LSB for 0, inf, nan."""
+    finite = np.isfinite(value) & (value != 0)
+    m, e = np.frexp(np.where(finite, value, 1.0))
+    sig = np.abs(np.ldexp(m, 53)).astype(np.int64)          # 53-bit integer significand
+    low = sig & -sig                                          # its lowest set bit, a power of 2
+    _, le = np.frexp(low.astype(np.float64))
+    return np.where(finite, e - 53 + le - 1, NO_LSB).astype(np.int32)
 
 
 def raw_bits(x, fmt_name: str, what: str) -> np.ndarray:
@@ -78,7 +97,7 @@ def unpack(bits: np.ndarray, fmt_name: str) -> Unpacked:
         width = 8 if fmt_name == "ue4m3" else FORMATS[fmt_name].storage_bits
         t = _TABLES[fmt_name] = decode(np.arange(1 << width, dtype=np.uint32), fmt_name)
     i = bits.astype(np.intp)
-    return Unpacked(t.value[i], t.exp[i], t.zero[i], t.special[i])
+    return Unpacked(t.value[i], t.exp[i], t.zero[i], t.special[i], t.lsb[i])
 
 
 def decode(bits: np.ndarray, fmt_name: str) -> Unpacked:
