@@ -23,6 +23,8 @@ _SPEC = {  # rho -> (fraction bits, emin of the output grid, numpy dtype, uint v
 
 def round_exact(v: np.ndarray, rho: str) -> np.ndarray:
     """Round exact float64 values `v` to D's format; return D's raw bits."""
+    if rho == "RZ-FP32":
+        return _rz_f32(v)
     frac, emin, dt, ut, qnan = _SPEC[rho]
     with np.errstate(over="ignore", invalid="ignore"):
         _, e = np.frexp(v)                       # |v| = m * 2^e, m in [0.5, 1)
@@ -32,4 +34,25 @@ def round_exact(v: np.ndarray, rho: str) -> np.ndarray:
         out = np.ldexp(kept, q).astype(dt) + dt(0.0)   # exact unless it overflows to inf; -0 -> +0
     bits = out.view(ut).copy()
     bits[np.isnan(v)] = qnan
+    return bits
+
+
+_KEEP_24 = np.uint64(~((1 << 29) - 1) & 0xFFFFFFFFFFFFFFFF)   # float64 bits kept by an f32
+
+
+def _rz_f32(v: np.ndarray) -> np.ndarray:
+    """RZ to f32, the fast way: clearing the 29 low fraction bits of a float64 truncates it to
+    24 significant bits (exact in f32 from 2^-126 up); the f32 subnormal range, where the grid
+    is 2^-149 instead, is redone with the general formula."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = (v.view(np.uint64) & _KEEP_24).view(np.float64)
+        small = np.abs(v) < 2.0 ** -126
+        if small.any():
+            w[small] = np.ldexp(np.trunc(np.ldexp(v[small], 149)), -149)
+        out = w.astype(np.float32)
+        out += np.float32(0.0)                    # -0 -> +0
+    bits = out.view(np.uint32)
+    nan = np.isnan(v)
+    if nan.any():
+        bits[nan] = 0x7FFFFFFF
     return bits

@@ -53,23 +53,21 @@ def lsb_exponent(value: np.ndarray) -> np.ndarray:
 
 
 def raw_bits(x, fmt_name: str, what: str) -> np.ndarray:
-    """Check that `x` holds raw bits of `fmt_name` and return them as uint32."""
+    """Check that `x` holds raw bits of `fmt_name`; return them as an unsigned integer array."""
     fmt = FORMATS[fmt_name]
     x = np.asarray(x)
     if x.dtype.kind not in "ui":
         raise OperandError(f"{what}: expected raw bits in an integer array, got dtype {x.dtype}")
-    bits = x.astype(np.int64)
-    width = fmt.storage_bits
-    if fmt_name == "ue4m3":
-        bits = bits & 0x7F      # ue4m3 sign bit ignored (FACTS section 2; MMA-Sim masks 0x7F)
-        width = 8
-    if (bits < 0).any() and x.dtype.kind == "i":
-        bits = bits & ((1 << (8 * x.dtype.itemsize)) - 1)   # two's complement view
-    if (bits >> width).any():
-        bad = int(bits[(bits >> width) != 0].flat[0])
+    if x.dtype.kind == "i":                       # two's complement view of the same bits
+        x = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    width = 8 if fmt_name == "ue4m3" else fmt.storage_bits
+    if 8 * x.dtype.itemsize > width and (x >> width).any():
+        bad = int(x[(x >> width) != 0].flat[0])
         raise OperandError(f"{what}: value {bad:#x} has bits above the {width}-bit {fmt_name} "
                            "element (pass one element per entry, in the low bits)")
-    return bits.astype(np.uint32)
+    if fmt_name == "ue4m3":
+        x = x & 0x7F        # ue4m3 sign bit ignored (FACTS section 2; MMA-Sim masks 0x7F)
+    return x
 
 
 _VIEW = {"f32": np.float32, "f16": np.float16}
@@ -82,15 +80,16 @@ def unpack(bits: np.ndarray, fmt_name: str) -> Unpacked:
     Formats up to 16 bits decode through a table built once by `decode` (a cache, nothing
     more); f32 / tf32 go through the IEEE float view, which numpy decodes exactly."""
     if fmt_name in ("f32", "tf32"):
-        b = bits.astype(np.uint32)
+        b = bits.astype(np.uint32, copy=False)
         if fmt_name == "tf32":
             b = b & np.uint32(0xFFFFE000)         # the tensor core ignores the low 13 bits
         with np.errstate(invalid="ignore"):      # signalling-NaN patterns are fine here
             value = b.view(np.float32).astype(np.float64)
-        special = ~np.isfinite(value)
-        zero = value == 0
-        _, e = np.frexp(value)
-        exp = np.where(zero | special, ZERO_EXP, np.maximum(e - 1, -126)).astype(np.int32)
+        efield = ((b >> 23) & 0xFF).astype(np.int32)
+        special = efield == 255
+        zero = (b & 0x7FFFFFFF) == 0
+        exp = np.maximum(efield, 1) - 127
+        exp[zero | special] = ZERO_EXP
         return Unpacked(value, exp, zero, special)
     t = _TABLES.get(fmt_name)
     if t is None:
@@ -141,6 +140,8 @@ def unpack_int(bits: np.ndarray, fmt_name: str) -> np.ndarray:
     """Raw bits of an integer format -> int64 values (two's complement for signed)."""
     fmt = FORMATS[fmt_name]
     b = bits.astype(np.int64)
+    if fmt.bits == 32:
+        b = b & 0xFFFFFFFF
     if fmt.kind == "sint":
         b = np.where(b >> (fmt.bits - 1) & 1, b - (1 << fmt.bits), b)
     return b
