@@ -233,6 +233,6 @@ def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, b
             np.multiply(gsum[g0:g1], sav[g0:g1, :, None], out=x)  # exact: <= 21 significant bits
             x *= sbv[g0:g1, None, :]
             x *= np.ldexp(1.0, shift)[None]
-            units = np.trunc(x).sum(axis=0)
+            units = np.trunc(x, out=x).sum(axis=0)
         bits = _finish(units, c, emax, p, rho)
     return bits

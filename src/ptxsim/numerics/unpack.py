@@ -42,6 +42,27 @@ class Unpacked:
         return self.lsb_
 
 
+class _Gathered(Unpacked):
+    """An Unpacked read from a decode table on first use of each field (most callers need only
+    some of them)."""
+
+    def __init__(self, table: Unpacked, index: np.ndarray):       # noqa: D107
+        self._t, self._i = table, index
+
+    def __getattr__(self, name):
+        if name in ("value", "exp", "zero", "special"):
+            field = getattr(self._t, name)[self._i]
+            setattr(self, name, field)
+            return field
+        raise AttributeError(name)
+
+    @property
+    def lsb(self) -> np.ndarray:
+        if "_lsb" not in self.__dict__:
+            self._lsb = self._t.lsb[self._i]
+        return self._lsb
+
+
 def lsb_exponent(value: np.ndarray) -> np.ndarray:
     """Exponent of the lowest set bit of exact float64 values; NO_LSB for 0, inf, nan."""
     finite = np.isfinite(value) & (value != 0)
@@ -95,8 +116,7 @@ def unpack(bits: np.ndarray, fmt_name: str) -> Unpacked:
     if t is None:
         width = 8 if fmt_name == "ue4m3" else FORMATS[fmt_name].storage_bits
         t = _TABLES[fmt_name] = decode(np.arange(1 << width, dtype=np.uint32), fmt_name)
-    i = bits.astype(np.intp)
-    return Unpacked(t.value[i], t.exp[i], t.zero[i], t.special[i], t.lsb[i])
+    return _Gathered(t, bits.astype(np.intp))
 
 
 def decode(bits: np.ndarray, fmt_name: str) -> Unpacked:
