@@ -148,3 +148,55 @@ def test_scaled_zero_term_exponent_matches_mmasim(form):
     got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
               scale_a=sa, scale_b=sb, scale_type=st, block=blk)
     assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
+
+
+# ---- both evaluation strategies of the fused model, and partial / long K --------------------
+
+ORDINARY = [f for f in DENSE if f[0] == "sm_100"] + [f for f in DENSE if f[0] == "sm_90"][:4]
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.0], ids=["full-tile", "blas+gather"])
+@pytest.mark.parametrize("form", ORDINARY[::3], ids=_id)
+def test_both_strategies_match_mmasim(form, fraction, monkeypatch):
+    """FULL_TILE_FRACTION 0 forces the elementwise whole-tile path; 1 forces the float64
+    matrix product for exact outputs plus the gathered path for the rest."""
+    from ptxsim.numerics import fdpa
+    monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", fraction)
+    arch, kind, at, bt, dt, make = form
+    L = params(arch, kind, at, bt, dt).L
+    rng = np.random.default_rng(hash(_id(form)) % 2**32 + 3)
+    a, b, c = make_tile(rng, at, bt, dt, M, N, 2 * L, L)
+    # ordinary data in half the rows, so that many outputs are exact
+    a[:12] = gen_bits(rng, at, (12, 2 * L), p_wide=0.0, p_sub=0.0, p_zero=0.05)
+    want = mmasim_dense(make(), a, b, c, at, bt, dt)
+    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
+    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
+
+
+@pytest.mark.parametrize("K", [5, 24, 40, 200])
+@pytest.mark.parametrize("at,bt,dt", [("f16", "f16", "f32"), ("e5m2", "e3m2", "f16"),
+                                      ("bf16", "bf16", "f32")])
+def test_partial_and_long_K_match_mmasim(K, at, bt, dt):
+    """K not a multiple of the block (last block partial) and K spanning many blocks."""
+    kind = "f16" if at in ("f16", "bf16") else "f8f6f4"
+    op = TCGen05MMA("Blackwell", f"m64n8k{16 if kind == 'f16' else 32}.kind::{kind}.{dt}.{at}.{bt}")
+    rng = np.random.default_rng(K)
+    a = gen_bits(rng, at, (M, K), p_special=0.01)
+    b = gen_bits(rng, bt, (K, N), p_special=0.01)
+    c = gen_bits(rng, dt, (M, N))
+    want = mmasim_dense(op, a, b, c, at, bt, dt)
+    got = mma(a, b, c, arch="sm_100", kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
+    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
+
+
+def test_extreme_exponent_spread_matches_mmasim():
+    """bf16 rows/columns whose maxima sit at different k (the BLAS emax weights underflow and
+    the exact fallback runs): 2^127*2^-126 + 2^-126*2^127 = 4."""
+    a = np.array([[0x7F00, 0x0080]] * 2, np.uint16)          # 2^127, 2^-126
+    b = np.array([[0x0080] * 2, [0x7F00] * 2], np.uint16)    # 2^-126 / 2^127
+    c = np.zeros((2, 2), np.uint32)
+    op = TCGen05MMA("Blackwell", "m64n8k16.kind::f16.f32.bf16.bf16")
+    want = mmasim_dense(op, a, b, c, "bf16", "bf16", "f32")
+    got = mma(a, b, c, arch="sm_100", kind="f16", atype="bf16", btype="bf16", ctype="f32",
+              dtype="f32")
+    assert (got == 0x40800000).all() and (want == 0x40800000).all()

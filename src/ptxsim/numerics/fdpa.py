@@ -47,6 +47,10 @@ def _scratch(name: str, shape, dtype) -> np.ndarray:
     return buf[:size].reshape(shape)
 
 
+# A block goes elementwise over the whole tile when more than this fraction of its outputs need
+# truncation; below it, one float64 matrix product plus a gathered elementwise pass.
+FULL_TILE_FRACTION = 0.25
+
 P_WEIGHT = 7        # weights 2^(7e): a sum of up to 64 of them never reaches the next 2^7 step
 
 
@@ -179,7 +183,7 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
         exact &= ~a_spec[:, None] & ~b_spec[None, :]
         n_inexact = M * N - int(np.count_nonzero(exact))
         with np.errstate(invalid="ignore", over="ignore"):
-            if n_inexact > (M * N) // 4:
+            if n_inexact > FULL_TILE_FRACTION * M * N:
                 x = _scratch("terms", (k1 - k0, M, N), compute_dtype)
                 np.multiply(av.astype(compute_dtype)[:, :, None],
                             bv.astype(compute_dtype)[:, None, :], out=x)
