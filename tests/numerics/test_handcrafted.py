@@ -307,3 +307,17 @@ def test_scale_shape_errors():
         mma(a, b, c, scale_a=ok_a, scale_b=None, **kw)
     with pytest.raises(OperandError, match="multiple of the scale block"):
         mma(a[:, :40], b[:40], c, scale_a=ok_a, scale_b=ok_b, **kw)
+
+
+def test_mixed_c_and_d_types_warp_level():
+    # warp-level mma .f32.f16.f16.f16 (C f16, D f32) and .f16.f16.f16.f32.  C is decoded in its
+    # own format; rounding and e_zero follow D.  1.5 (C) + 1*2^-11 -> 1.5 + 2^-11:
+    # D f32 (RZ, exact) = 0x3FC01000; D f16 (RNE, ulp 2^-10 at 1.5): a tie -> even -> 1.5 = 0x3E00
+    a, b = enc([[1.0]], "f16"), enc([[2**-11]], "f16")
+    kw = dict(arch="sm_80", kind="f16", atype="f16", btype="f16")
+    assert int(mma(a, b, enc([[1.5]], "f16"), ctype="f16", dtype="f32", **kw)[0, 0]) == 0x3FC01000
+    d16 = mma(a, b, f32bits([[1.5]]), ctype="f32", dtype="f16", **kw)
+    assert d16.dtype == np.uint16 and int(d16[0, 0]) == 0x3E00
+    with pytest.raises(MmaTypeError):         # bf16 forms are .f32 C only
+        mma(enc([[1.0]], "bf16"), enc([[1.0]], "bf16"), enc([[1.0]], "f16"), arch="sm_80",
+            kind="f16", atype="bf16", btype="bf16", ctype="f16", dtype="f32")

@@ -39,16 +39,22 @@ class KindRule:
     blocks: dict | None = None                   # scale_type -> allowed block sizes (K per scale)
     same_ab: bool = False                        # A and B must have the same type
     f16_d_needs_f16_ab: bool = False             # Table 39: .f16 D only with .f16 A/B
+    # warp-level mma may mix C and D types (9.7.14: .ctype / .dtype each .f16 or .f32); the
+    # tcgen05 accumulator is D itself, so tcgen05 callers pass ctype == dtype
+    mixed_cd_needs_f16_ab: bool = False          # 9.7.14.6.3: bf16 / tf32 forms are .f32 only
 
+
+# (ctype, dtype): matching pairs (tcgen05, MMA-Sim) and the warp-level mixed ones
+MIXED_CD = (("f32", "f32"), ("f16", "f16"), ("f16", "f32"), ("f32", "f16"))
 
 KINDS: dict[str, KindRule] = {
     # Table 39: kind::tf32 -> D .f32, A/B .tf32
     "tf32": KindRule(("tf32",), (("f32", "f32"),)),
     # Table 39: kind::f16 -> D .f16 with .f16 A/B; D .f32 with .f16 or .bf16 A/B
-    "f16": KindRule(("f16", "bf16"), (("f32", "f32"), ("f16", "f16")), same_ab=True,
-                    f16_d_needs_f16_ab=True),
+    "f16": KindRule(("f16", "bf16"), MIXED_CD, same_ab=True, f16_d_needs_f16_ab=True,
+                    mixed_cd_needs_f16_ab=True),
     # Table 39: kind::f8f6f4 -> D .f32 or .f16, A/B any of e4m3 e5m2 e2m3 e3m2 e2m1 (mixed allowed)
-    "f8f6f4": KindRule(F8F6F4, (("f32", "f32"), ("f16", "f16"))),
+    "f8f6f4": KindRule(F8F6F4, MIXED_CD),
     # Table 39: kind::i8 -> D .s32, A/B .s8/.u8 (warp-level mma adds .s4/.u4)
     "i8": KindRule(("s8", "u8", "s4", "u4"), (("s32", "s32"),)),
     # Table 39 + Table 55: kind::mxf8f6f4 -> D .f32, scale .ue8m0, scale_vec::1X (block32)
@@ -131,6 +137,8 @@ def check_types(arch: str, kind: str, atype: str, btype: str, ctype: str, dtype:
                            f"allowed: {rule.cd_types} (Table 39)")
     if rule.f16_d_needs_f16_ab and dtype == "f16" and atype != "f16":
         raise MmaTypeError(f"kind::{kind} with .f16 D needs .f16 A/B, got {atype} (Table 39)")
+    if rule.mixed_cd_needs_f16_ab and ctype == "f16" and atype != "f16":
+        raise MmaTypeError(f"kind::{kind} with .f16 C needs .f16 A/B, got {atype} (9.7.14)")
     if rule.scale_types:
         if scale_type not in rule.scale_types:
             raise MmaTypeError(f"kind::{kind} needs scale_type in {rule.scale_types}, got "
