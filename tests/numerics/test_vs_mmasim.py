@@ -200,3 +200,27 @@ def test_extreme_exponent_spread_matches_mmasim():
     got = mma(a, b, c, arch="sm_100", kind="f16", atype="bf16", btype="bf16", ctype="f32",
               dtype="f32")
     assert (got == 0x40800000).all() and (want == 0x40800000).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(20))
+def test_stress_random_forms_match_mmasim(seed):
+    """More seeds over every dense and block-scaled form (run with -m slow)."""
+    rng = np.random.default_rng(1000 + seed)
+    for form in DENSE:
+        arch, kind, at, bt, dt, make = form
+        L = params(arch, kind, at, bt, dt).L
+        a, b, c = make_tile(rng, at, bt, dt, M, N, int(rng.integers(1, 4)) * L, L)
+        want = mmasim_dense(make(), a, b, c, at, bt, dt)
+        got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
+        assert (got == want).all(), f"{_id(form)}: {(got != want).sum()} differ"
+    for form in SCALED:
+        arch, kind, at, bt, st, blk, make, K = form
+        L = params(arch, kind, at, bt, "f32").L
+        a, b, c = make_tile(rng, at, bt, "f32", M, N, K, L)
+        sa = gen_bits(rng, st, (M, K // blk), p_special=0.02, p_wide=0.3)
+        sb = gen_bits(rng, st, (K // blk, N), p_special=0.02, p_wide=0.3)
+        want = mmasim_scaled(make(), a, b, c, sa, sb, at, bt, st, packed=kind != "mxf8f6f4")
+        got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
+                  scale_a=sa, scale_b=sb, scale_type=st, block=blk)
+        assert (got == want).all(), f"{_sid(form)}: {(got != want).sum()} differ"
