@@ -85,11 +85,15 @@ def _prod_emax(ae, be, anz, bnz):
     emax = (alpha[:, None] + beta[None, :]) + np.floor_divide(e - 1, P_WEIGHT)
     if anz.all() and bnz.all():
         count = None
-        lost = w == 0
     else:
         count = anz.T.astype(np.float32) @ bnz.astype(np.float32)
         emax[count == 0] = ZERO_EXP
-        lost = (w == 0) & (count > 0)
+    # the largest weight underflows only if a product sits > 1074/7 binades below alpha + beta
+    spread = (alpha - np.where(anz, ae, 4000).min(axis=0, initial=4000)).max(initial=0) + \
+        (beta - np.where(bnz, be, 4000).min(axis=0, initial=4000)).max(initial=0)
+    if spread * P_WEIGHT < 1000:
+        return emax, count
+    lost = (w == 0) if count is None else (w == 0) & (count > 0)
     if lost.any():
         i, j = np.nonzero(lost)
         pe = np.where(anz[:, i] & bnz[:, j], ae[:, i] + be[:, j], ZERO_EXP)
@@ -116,13 +120,13 @@ def _emax(ae, be, az, bz, asp, bsp, c: Unpacked, e_zero: int):
 
 # ---- steps 3-4: truncate, sum, round -------------------------------------------------------
 
-def _sum_units(x: np.ndarray, safe: int) -> np.ndarray:
+def _sum_units(x: np.ndarray, safe: int, finite: bool = False) -> np.ndarray:
     """Sum truncated terms (L, M, N) -- already scaled to grid units -- exactly.
 
     Finite terms: convert to int32 (this conversion truncates toward zero), add pairwise in int32
     while a partial sum covers at most `safe` terms (no overflow), finish in int64.
     With Inf/NaN present: float truncation and a float64 sum (propagates Inf/NaN)."""
-    if not np.isfinite(x).all():
+    if not finite and not np.isfinite(x).all():
         return np.trunc(x).sum(axis=0, dtype=np.float64)
     v = _scratch("units", x.shape, np.int32)
     np.copyto(v, x, casting="unsafe")            # float -> int32 truncates toward zero
@@ -134,22 +138,22 @@ def _sum_units(x: np.ndarray, safe: int) -> np.ndarray:
     return v[:n].sum(axis=0, dtype=np.int64).astype(np.float64)
 
 
-def _finish(units: np.ndarray, c: Unpacked, emax: np.ndarray, p: Params, rho: str):
+def _finish(units: np.ndarray, c: Unpacked, shift: np.ndarray, rho: str):
     """Add c truncated to the grid, scale back, round once.  `units`: the exact sum of the
-    truncated products in grid units 2^(emax - F).  Returns D bits."""
-    shift = (p.F - emax).astype(np.int32)
+    truncated products in grid units 2^(emax - F) = 2^-shift.  Returns D bits."""
     with np.errstate(invalid="ignore"):
         total = units + np.trunc(np.ldexp(c.value, shift))   # exact: integers < 2^53
     return round_exact(np.ldexp(total, -shift), rho)
 
 
 def _pow2(shift: np.ndarray, dtype) -> np.ndarray:
-    """2^shift in `dtype`; float32 clamps to its normal range.  Only exact zeros and infinities
-    ever meet a clamped factor: a nonzero product in a float32-safe format has exponent
-    >= -28, so F - emax <= 53 unless every product is zero (c is scaled separately)."""
+    """2^shift in `dtype`, built from the exponent bits.  float32 clamps to its normal range:
+    only exact zeros and infinities ever meet a clamped factor (a nonzero product in a
+    float32-safe format has exponent >= -28, so F - emax <= 53 unless every product is zero;
+    c is scaled separately)."""
     if dtype == np.float32:
-        shift = np.clip(shift, -126, 127)
-    return np.ldexp(np.ones(shift.shape, dtype), shift.astype(np.int32))
+        return ((np.clip(shift, -126, 127) + 127) << 23).astype(np.int32).view(np.float32)
+    return ((np.clip(shift, -1022, 1023) + 1023).astype(np.int64) << 52).view(np.float64)
 
 
 def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out: str,
@@ -187,13 +191,11 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
                 x = _scratch("terms", (k1 - k0, M, N), compute_dtype)
                 np.multiply(av.astype(compute_dtype)[:, :, None],
                             bv.astype(compute_dtype)[:, None, :], out=x)
-                scale = _pow2(shift, compute_dtype)
-                # every product < 2^(eprod+2) <= 2^(emax-F) truncates to 0: a zero scale keeps
-                # them out of the (slow) subnormal range; pairs with Inf/NaN keep their scale
-                vanish = (eprod + p.F + 2 <= emax) & ~a_spec[:, None] & ~b_spec[None, :]
-                scale[vanish] = 0
-                x *= scale[None]
-                units = _sum_units(x, safe)
+                # where emax >= eprod + F + 2 every product (< 2^(eprod+2)) truncates to 0; a
+                # shift of -eprod-2 gives the same zeros and keeps them out of the (slow)
+                # subnormal range
+                x *= _pow2(np.maximum(shift, -2 - eprod), compute_dtype)[None]
+                units = _sum_units(x, safe, finite=not (a_spec.any() or b_spec.any()))
             else:
                 units = np.ldexp(np.where(a_spec[:, None] | b_spec[None, :], 0.0, av.T @ bv),
                                  shift)
@@ -201,7 +203,7 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
                     i, j = np.nonzero(~exact)
                     x = np.ldexp(av[:, i] * bv[:, j], shift[i, j][None, :])  # (L, n) exact
                     units[i, j] = np.trunc(x).sum(axis=0)
-        bits = _finish(units, c, emax, p, rho)
+        bits = _finish(units, c, shift, rho)
     return bits
 
 
@@ -238,5 +240,5 @@ def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, b
             x *= sbv[g0:g1, None, :]
             x *= np.ldexp(1.0, shift)[None]
             units = np.trunc(x, out=x).sum(axis=0)
-        bits = _finish(units, c, emax, p, rho)
+        bits = _finish(units, c, shift, rho)
     return bits
