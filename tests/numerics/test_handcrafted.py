@@ -143,13 +143,19 @@ def test_zero_term_exponent_f32(arch, e_zero, F):
     # design A without C... C is always a term; a zero C is a zero term) -- covered above.
 
 
-def test_zero_term_exponent_f16_output():
-    # sm_100 f16 D: e_zero = -21, F = 25, g = -46.  f16 D rounds RNE with subnormal grid 2^-24;
-    # 2^-25 is the tie between 0 and 2^-24 (-> even, 0).  A: 2^-25 + 2^-46 (kept on grid -46)
-    # -> above the tie -> 0x0001; on grid -45 it would be the tie -> 0x0000.
-    # B: 2^-25 + 2^-47 -> truncated on grid -46 -> tie -> 0x0000; on grid -47 -> 0x0001.
-    assert run_pairs([(2**-12, 2**-13), (2**-23, 2**-23)], "f16", dtype="f16") == 0x0001
-    assert run_pairs([(2**-12, 2**-13), (2**-24, 2**-23)], "f16", dtype="f16") == 0x0000
+@pytest.mark.parametrize("arch,e_zero,F", [("sm_100", -21, 25), ("sm_90", -21, 25),
+                                           ("sm_80", -20, 24)])
+def test_zero_term_exponent_f16_output(arch, e_zero, F):
+    # f16 D: g = e_zero - F (sm_100: -46).  f16 D rounds RNE with subnormal grid 2^-24, and 2^-25
+    # is the tie between 0 and 2^-24 (-> even, 0).  A: 2^-25 + 2^g (kept on grid g) -> above
+    # the tie -> 0x0001; on grid g+1 it would be the tie -> 0x0000.
+    # B: 2^-25 + 2^(g-1) -> truncated on grid g -> tie -> 0x0000; on grid g-1 -> 0x0001.
+    g = e_zero - F
+    half = (2**-12, 2**-13)
+    assert run_pairs([half, (2.0**(g // 2), 2.0**(g - g // 2))], "f16", arch=arch,
+                     dtype="f16") == 0x0001
+    assert run_pairs([half, (2.0**((g - 1) // 2), 2.0**(g - 1 - (g - 1) // 2))], "f16",
+                     arch=arch, dtype="f16") == 0x0000
 
 
 def test_zero_term_exponent_mxf8f6f4():
