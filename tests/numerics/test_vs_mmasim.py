@@ -224,21 +224,3 @@ def test_stress_random_forms_match_mmasim(seed):
         got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
                   scale_a=sa, scale_b=sb, scale_type=st, block=blk)
         assert (got == want).all(), f"{_sid(form)}: {(got != want).sum()} differ"
-
-
-@pytest.mark.parametrize("fraction", [0.0, 1.0], ids=["full-tile", "blas+gather"])
-@pytest.mark.parametrize("form", [f for f in SCALED if f[0] == "sm_100"][::4], ids=_sid)
-def test_both_strategies_scaled_match_mmasim(form, fraction, monkeypatch):
-    from ptxsim.numerics import fdpa
-    monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", fraction)
-    arch, kind, at, bt, st, blk, make, K = form
-    L = params(arch, kind, at, bt, "f32").L
-    rng = np.random.default_rng(hash(_sid(form)) % 2**32 + 5)
-    a, b, c = make_tile(rng, at, bt, "f32", M, N, K, L)
-    a[:12] = gen_bits(rng, at, (12, K), p_wide=0.0, p_sub=0.0, p_zero=0.05)
-    sa = gen_bits(rng, st, (M, K // blk), p_special=0.02, p_zero=0.02, p_wide=0.1)
-    sb = gen_bits(rng, st, (K // blk, N), p_special=0.02, p_zero=0.02, p_wide=0.1)
-    want = mmasim_scaled(make(), a, b, c, sa, sb, at, bt, st, packed=kind != "mxf8f6f4")
-    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
-              scale_a=sa, scale_b=sb, scale_type=st, block=blk)
-    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"

@@ -70,16 +70,25 @@ def _prod_emax(ae, be, anz, bnz):
 
     Each product exponent e becomes the weight 2^(7 (e - alpha_i - beta_j)) (alpha, beta: row and
     column maxima), so sum_k weight = 2^(7 delta) * [1, 64] and floor(log2 / 7) = delta.  Rounding
-    cannot cross 2^(7 delta) or 2^(7 delta + 7) (sums of nonnegative terms).  Outputs whose largest
-    weight underflows a double (delta < -153) are redone exactly, elementwise.
+    cannot cross 2^(7 delta) or 2^(7 delta + 7) (sums of nonnegative terms).  When exponents
+    spread so far that a weight could underflow a double, the outputs it hits are redone
+    exactly, elementwise.
     ae (L, M), be (L, N) int32; anz / bnz: nonzero finite masks.
-    Returns (emax or ZERO_EXP where no such product, count of such products).
+    Returns (emax or ZERO_EXP where no such product, count of such products or None if all).
     """
     alpha = np.where(anz, ae, ZERO_EXP).max(axis=0, initial=ZERO_EXP)
     beta = np.where(bnz, be, ZERO_EXP).max(axis=0, initial=ZERO_EXP)
-    with np.errstate(over="ignore"):                 # masked-out entries may overflow
-        wa = np.where(anz, np.ldexp(1.0, P_WEIGHT * (ae - alpha[None, :])), 0.0)
-        wb = np.where(bnz, np.ldexp(1.0, P_WEIGHT * (be - beta[None, :])), 0.0)
+    da = np.where(anz, ae - alpha[None, :], 0)           # <= 0 where it counts
+    db = np.where(bnz, be - beta[None, :], 0)
+    spread = -int(da.min(initial=0)) - int(db.min(initial=0))
+    wide = spread * P_WEIGHT >= 1000
+    with np.errstate(over="ignore", under="ignore"):
+        if wide:
+            wa = np.where(anz, np.ldexp(1.0, P_WEIGHT * da), 0.0)
+            wb = np.where(bnz, np.ldexp(1.0, P_WEIGHT * db), 0.0)
+        else:                                            # exact powers of two from the bits
+            wa = np.where(anz, _pow2(P_WEIGHT * da, np.float64), 0.0)
+            wb = np.where(bnz, _pow2(P_WEIGHT * db, np.float64), 0.0)
     w = wa.T @ wb
     _, e = np.frexp(w)
     emax = (alpha[:, None] + beta[None, :]) + np.floor_divide(e - 1, P_WEIGHT)
@@ -88,10 +97,7 @@ def _prod_emax(ae, be, anz, bnz):
     else:
         count = anz.T.astype(np.float32) @ bnz.astype(np.float32)
         emax[count == 0] = ZERO_EXP
-    # the largest weight underflows only if a product sits > 1074/7 binades below alpha + beta
-    spread = (alpha - np.where(anz, ae, 4000).min(axis=0, initial=4000)).max(initial=0) + \
-        (beta - np.where(bnz, be, 4000).min(axis=0, initial=4000)).max(initial=0)
-    if spread * P_WEIGHT < 1000:
+    if not wide:
         return emax, count
     lost = (w == 0) if count is None else (w == 0) & (count > 0)
     if lost.any():
@@ -207,89 +213,38 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
     return bits
 
 
-def _group_units(gsum, scale, gexp, c_value, c_exp, c_zero, p: Params):
-    """Fuse group terms with c.  gsum, scale: (G', ...) float64; gexp: (G', ...) alignment
-    exponents with e_zero already put on zero terms; c_*: (...).  Returns (units, shift)."""
-    emax = np.maximum(gexp.max(axis=0), np.where(c_zero, p.e_zero, c_exp))
-    shift = (p.F - emax).astype(np.int32)
-    with np.errstate(invalid="ignore", over="ignore"):
-        x = _scratch("groups", gsum.shape, np.float64)
-        np.multiply(gsum, scale, out=x)                   # exact: <= 21 significant bits
-        x *= _pow2(shift, np.float64)[None]
-        units = np.trunc(x, out=x).sum(axis=0)
-    return units, shift
-
-
-def _grouped_exact(av, bv, az, bz, sa, sb, s_of_k, c: Unpacked, p: Params):
-    """Outputs of one grouped block whose group terms all lie on the grid: their sum is one
-    float64 matrix product of the scaled elements.  emax over the groups with a nonzero
-    product comes from the weight product of `_prod_emax` (counts of up to 64 products per
-    output stay below 2^7).  Returns (units, shift, ok) -- ok marks the outputs decided here;
-    the rest (possible all-zero group deciding emax through e_zero, underflowing weights, NaN
-    scales, truncation) are left to the elementwise paths."""
-    Kb = av.shape[1]
-    sav, sae, sal = sa.value[:, s_of_k], sa.exp[:, s_of_k], sa.lsb[:, s_of_k]       # (M, Kb)
-    sbv, sbe, sbl = sb.value[s_of_k], sb.exp[s_of_k], sb.lsb[s_of_k]               # (Kb, N)
-    use_a = ~az & ~sa.zero[:, s_of_k] & ~sa.special[:, s_of_k]
-    use_b = ~bz & ~sb.zero[s_of_k] & ~sb.special[s_of_k]
-    emax_g, count = _prod_emax(sae.T, sbe, use_a.T, use_b)
-    if count is None:
-        count = np.full(emax_g.shape, Kb, np.float32)
-    emax = np.maximum(emax_g, np.where(c.zero, p.e_zero, c.exp))
-    shift = (p.F - emax).astype(np.int32)
-    lsb = np.where(use_a, sal, 4000).min(axis=1)[:, None] + \
-        np.where(use_b, sbl, 4000).min(axis=0)[None, :] - 2       # e2m1 products: 1/4 units
-    ok = (lsb >= -shift) | (count == 0)
-    ok &= ~((count < Kb) & (emax_g < p.e_zero) & (emax < p.e_zero))   # an all-zero group may
-    ok &= ~sa.special[:, s_of_k].any(axis=1)[:, None]                    # decide emax
-    ok &= ~sb.special[s_of_k].any(axis=0)[None, :]
-    with np.errstate(invalid="ignore", over="ignore"):
-        prod = np.where(use_a, av * sav, 0.0) @ np.where(use_b, bv * sbv, 0.0)
-        units = np.ldexp(prod, shift)
-    return units, shift, ok
-
-
 def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, block: int,
             p: Params, rho: str) -> np.ndarray:
-    """kind::mxf4 / mxf4nvf4: exact group sums of G products, scaled, then fused with c.
-
-    Per 64-element block: outputs whose group terms need no truncation take one float64 matrix
-    product (`_grouped_exact`); the others go elementwise over (groups, outputs), for the whole
-    tile when many need it, else gathered per output."""
+    """kind::mxf4 / mxf4nvf4: exact group sums of G products, scaled, then fused with c."""
     M, K = a.value.shape
     N = b.value.shape[1]
     G = p.G
+    ng = K // G
+    # (ng, M, G) @ (ng, G, N): every group sum at once, exact in float32 (multiples of 1/4,
+    # magnitude <= 16 * 36)
+    ag = a.value.astype(np.float32).reshape(M, ng, G).transpose(1, 0, 2)
+    bg = b.value.astype(np.float32).reshape(ng, G, N)
+    gsum = (ag @ bg).astype(np.float64)
+    nz = (~a.zero).astype(np.float32).reshape(M, ng, G).transpose(1, 0, 2) @ \
+        (~b.zero).astype(np.float32).reshape(ng, G, N)
+    s = np.arange(ng) * G // block                       # the scale each group uses
+    sav, sae, saz = sa.value[:, s].T, sa.exp[:, s].T, sa.zero[:, s].T       # (ng, M)
+    sbv, sbe, sbz = sb.value[s], sb.exp[s], sb.zero[s]                       # (ng, N)
+    gexp = sae[:, :, None] + sbe[:, None, :]
+    gexp[(nz == 0) | saz[:, :, None] | sbz[:, None, :]] = p.e_zero
+    per_block = p.L // G
     bits = None
-    for k0 in range(0, K, p.L):
-        k1 = min(k0 + p.L, K)
+    for g0 in range(0, ng, per_block):
+        g1 = min(g0 + per_block, ng)
         if bits is not None:
             c = unpack(bits, "f32")
-        av, bv = a.value[:, k0:k1], b.value[k0:k1]
-        az, bz = a.zero[:, k0:k1], b.zero[k0:k1]
-        s_of_k = np.arange(k0, k1) // block               # the scale each element uses
-        sg = np.arange(k0, k1, G) // block                # ... and each group
-        ng = len(sg)
-        units, shift, ok = _grouped_exact(av, bv, az, bz, sa, sb, s_of_k, c, p)
-        n_rest = M * N - int(np.count_nonzero(ok))
-        if n_rest > FULL_TILE_FRACTION * M * N:
-            # all group sums at once: (ng, M, G) @ (ng, G, N), exact in float64
-            gsum = av.reshape(M, ng, G).transpose(1, 0, 2) @ bv.reshape(ng, G, N)
-            nz = (~az).astype(np.float32).reshape(M, ng, G).transpose(1, 0, 2) @ \
-                (~bz).astype(np.float32).reshape(ng, G, N)
-            gexp = sa.exp[:, sg].T[:, :, None] + sb.exp[sg][:, None, :]
-            gexp[(nz == 0) | sa.zero[:, sg].T[:, :, None] | sb.zero[sg][:, None, :]] = p.e_zero
-            scale = sa.value[:, sg].T[:, :, None] * sb.value[sg][:, None, :]
-            units, shift = _group_units(gsum, scale, gexp, c.value, c.exp, c.zero, p)
-        elif n_rest:
-            i, j = np.nonzero(~ok)
-            ga = av[i].reshape(-1, ng, G)
-            gb = bv[:, j].T.reshape(-1, ng, G)
-            gsum = (ga * gb).sum(axis=2).T                                    # (ng, n)
-            all_zero = ~((ga != 0) & (gb != 0)).any(axis=2).T
-            gexp = sa.exp[i][:, sg].T + sb.exp[sg][:, j]
-            gexp[all_zero | sa.zero[i][:, sg].T | sb.zero[sg][:, j]] = p.e_zero
-            scale = sa.value[i][:, sg].T * sb.value[sg][:, j]
-            units[i, j], shift[i, j] = _group_units(gsum, scale, gexp, c.value[i, j],
-                                                    c.exp[i, j], c.zero[i, j], p)
+        emax = np.maximum(gexp[g0:g1].max(axis=0), np.where(c.zero, p.e_zero, c.exp))
+        shift = (p.F - emax).astype(np.int32)
+        with np.errstate(invalid="ignore", over="ignore"):
+            x = _scratch("groups", (g1 - g0, M, N), np.float64)
+            np.multiply(gsum[g0:g1], sav[g0:g1, :, None], out=x)  # exact: <= 21 significant bits
+            x *= sbv[g0:g1, None, :]
+            x *= np.ldexp(1.0, shift)[None]
+            units = np.trunc(x, out=x).sum(axis=0)
         bits = _finish(units, c, shift, rho)
     return bits
