@@ -69,7 +69,8 @@ def main():
     # mxf4nvf4 m128n256k64, ue4m3 block16
     a4, b4 = gen_bits(rng, "e2m1", (M, 64)), gen_bits(rng, "e2m1", (64, N))
     sa, sb = gen_bits(rng, "ue4m3", (M, 4)), gen_bits(rng, "ue4m3", (4, N))
-    op4 = TCGen05MMABlockScale("Blackwell", "m128n256k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3")
+    op4 = TCGen05MMABlockScale("Blackwell",
+                               "m128n256k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3")
     cases.append(("kind::mxf4nvf4 m128n256k64 e2m1 ue4m3 block16", 64,
                   lambda: mma(a4, b4, c, arch="sm_100", kind="mxf4nvf4", atype="e2m1",
                               btype="e2m1", ctype="f32", dtype="f32", scale_a=sa, scale_b=sb,

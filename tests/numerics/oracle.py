@@ -8,18 +8,24 @@ mxf4nvf4) holds element 2i in the HIGH nibble (mmasim/arithmetic/helper.py unpac
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from ptxsim.types.formats import FORMATS
 
-torch.set_num_threads(1)
-
-TORCH_VIEW = {"f16": torch.int16, "bf16": torch.int16, "f32": torch.int32, "tf32": torch.int32,
-              "e4m3": torch.uint8, "e5m2": torch.uint8, "ue8m0": torch.uint8, "ue4m3": torch.uint8}
-TORCH_DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
-            "tf32": torch.float32, "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
-            "ue8m0": torch.float8_e8m0fnu, "ue4m3": torch.float8_e4m3fn}
 NP_VIEW = {8: np.uint8, 16: np.int16, 32: np.int32}
+
+
+def _torch():
+    """torch is needed only to talk to MMA-Sim; imported on first use, single-threaded."""
+    import torch
+    torch.set_num_threads(1)
+    return torch
+
+
+def _torch_dtype(fmt_name):
+    torch = _torch()
+    return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+            "tf32": torch.float32, "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
+            "ue8m0": torch.float8_e8m0fnu, "ue4m3": torch.float8_e4m3fn}[fmt_name]
 
 
 def gen_bits(rng, fmt_name: str, shape, p_special: float = 0.0, p_zero: float = 0.15,
@@ -58,8 +64,9 @@ def gen_bits(rng, fmt_name: str, shape, p_special: float = 0.0, p_zero: float = 
                        np.uint16 if f.storage_bits > 8 else np.uint8)
 
 
-def to_torch(bits: np.ndarray, fmt_name: str) -> torch.Tensor:
+def to_torch(bits: np.ndarray, fmt_name: str):
     """Raw bits (ptxsim convention) -> the tensor MMA-Sim takes for that type."""
+    torch = _torch()
     if fmt_name in ("e2m3", "e3m2"):
         return torch.from_numpy(bits.astype(np.uint8))
     if fmt_name == "e2m1":
@@ -67,18 +74,20 @@ def to_torch(bits: np.ndarray, fmt_name: str) -> torch.Tensor:
     width = FORMATS[fmt_name].storage_bits if fmt_name != "ue4m3" else 8
     t = torch.from_numpy(bits.astype(np.int64).astype(NP_VIEW[width]) if width > 8
                          else bits.astype(np.uint8))
-    return t.view(TORCH_DT[fmt_name])
+    return t.view(_torch_dtype(fmt_name))
 
 
-def pack_fp4_k(bits: np.ndarray, axis: int) -> torch.Tensor:
+def pack_fp4_k(bits: np.ndarray, axis: int):
     """Two e2m1 per byte along K, MMA-Sim order (element 2i in the high nibble)."""
+    torch = _torch()
     b = bits.astype(np.uint8)
     even = np.take(b, np.arange(0, b.shape[axis], 2), axis=axis)
     odd = np.take(b, np.arange(1, b.shape[axis], 2), axis=axis)
     return torch.from_numpy(((even << 4) | odd).astype(np.uint8))
 
 
-def from_torch(t: torch.Tensor) -> np.ndarray:
+def from_torch(t) -> np.ndarray:
+    torch = _torch()
     if t.dtype == torch.float16:
         return t.view(torch.int16).numpy().astype(np.uint16)
     return t.view(torch.int32).numpy().astype(np.uint32)

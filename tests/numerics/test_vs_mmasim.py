@@ -35,7 +35,8 @@ DENSE = (
     + [("sm_90", "tf32", "tf32", "tf32", "f32", lambda: WGMMA("Hopper", "m64n8k8.f32.tf32.tf32"))]
     + [("sm_90", "f16", t, t, d, (lambda t=t, d=d: WGMMA("Hopper", f"m64n8k16.{d}.{t}.{t}")))
        for t, d in [("f16", "f32"), ("bf16", "f32"), ("f16", "f16")]]
-    + [("sm_90", "f8f6f4", a, b, d, (lambda a=a, b=b, d=d: WGMMA("Hopper", f"m64n8k32.{d}.{a}.{b}")))
+    + [("sm_90", "f8f6f4", a, b, d,
+        (lambda a=a, b=b, d=d: WGMMA("Hopper", f"m64n8k32.{d}.{a}.{b}")))
        for a in FP8 for b in FP8 for d in ["f32", "f16"]]
     # warp-level mma
     + [(arch, "tf32", "tf32", "tf32", "f32",

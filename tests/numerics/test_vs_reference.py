@@ -80,7 +80,8 @@ def test_reference_itself_matches_mmasim():
 
     from .oracle import mmasim_dense, mmasim_scaled
     rng = np.random.default_rng(11)
-    for at, bt, dt, kind, k in [("f16", "f16", "f16", "f16", 16), ("bf16", "bf16", "f32", "f16", 16),
+    for at, bt, dt, kind, k in [("f16", "f16", "f16", "f16", 16),
+                                ("bf16", "bf16", "f32", "f16", 16),
                                 ("e5m2", "e2m3", "f32", "f8f6f4", 32)]:
         kw = dict(arch="sm_100", kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
         a, b, c = _ab(rng, kw, 6, 5, 2 * k)
