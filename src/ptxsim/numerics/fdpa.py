@@ -51,7 +51,7 @@ def _scratch(name: str, shape, dtype) -> np.ndarray:
 # truncation; below it, one float64 matrix product plus a gathered elementwise pass.
 FULL_TILE_FRACTION = 0.25
 
-P_WEIGHT = 7        # weights 2^(7e): a sum of up to 64 of them never reaches the next 2^7 step
+P_WEIGHT = 8        # weights 2^(8e): a sum of up to 128 of them never reaches the next 2^8 step
 
 
 def products_fit_f32(atype: str, btype: str) -> bool:
@@ -68,9 +68,9 @@ def products_fit_f32(atype: str, btype: str) -> bool:
 def _prod_emax(ae, be, anz, bnz):
     """max_k (ae[k, i] + be[k, j]) over the nonzero finite products, with BLAS.
 
-    Each product exponent e becomes the weight 2^(7 (e - alpha_i - beta_j)) (alpha, beta: row and
-    column maxima), so sum_k weight = 2^(7 delta) * [1, 64] and floor(log2 / 7) = delta.  Rounding
-    cannot cross 2^(7 delta) or 2^(7 delta + 7) (sums of nonnegative terms).  When exponents
+    Each product exponent e becomes the weight 2^(8 (e - alpha_i - beta_j)) (alpha, beta: row and
+    column maxima), so sum_k weight = 2^(8 delta) * [1, 64] and floor(log2 / 8) = delta.  Rounding
+    cannot cross 2^(8 delta) or 2^(8 delta + 8) (sums of nonnegative terms).  When exponents
     spread so far that a weight could underflow a double, the outputs it hits are redone
     exactly, elementwise.
     ae (L, M), be (L, N) int32; anz / bnz: nonzero finite masks.
@@ -90,8 +90,12 @@ def _prod_emax(ae, be, anz, bnz):
             wa = np.where(anz, _pow2(P_WEIGHT * da, np.float64), 0.0)
             wb = np.where(bnz, _pow2(P_WEIGHT * db, np.float64), 0.0)
     w = wa.T @ wb
-    _, e = np.frexp(w)
-    emax = (alpha[:, None] + beta[None, :]) + np.floor_divide(e - 1, P_WEIGHT)
+    if wide:                                          # w may be subnormal
+        _, e = np.frexp(w)
+        log2w = e - 1
+    else:                                             # w >= 2^-1000: read its exponent field
+        log2w = (w.view(np.int64) >> 52) - 1023
+    emax = (alpha[:, None] + beta[None, :]) + (log2w >> 3).astype(np.int32)   # floor(/ 8)
     if anz.all() and bnz.all():
         count = None
     else:
@@ -120,8 +124,9 @@ def _emax(ae, be, az, bz, asp, bsp, c: Unpacked, e_zero: int):
             count = count + asp.T.astype(np.float32) @ (~bz).astype(np.float32) + \
                 (~az & ~asp).T.astype(np.float32) @ bsp.astype(np.float32)
         has_zero_term = (count < L) | c.zero
-    emax = np.where(has_zero_term, np.maximum(e, e_zero), e)
-    return np.maximum(emax, c.exp), e
+    emax = np.maximum(e, c.exp)
+    np.maximum(emax, e_zero, out=emax, where=has_zero_term)
+    return emax, e
 
 
 # ---- steps 3-4: truncate, sum, round -------------------------------------------------------
