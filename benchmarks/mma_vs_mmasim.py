@@ -43,6 +43,9 @@ def best_pair(f, g, repeat):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--data", choices=["mixed", "normal"], default="mixed",
+                    help="mixed: raw bits mixing ordinary values, wide exponents, subnormals and "
+                         "zeros (oracle.gen_bits); normal: N(0,1) values rounded to each format")
     args = ap.parse_args()
     import torch
     from mmasim.nv_ptx.sim import TCGen05MMA, TCGen05MMABlockScale
@@ -50,6 +53,20 @@ def main():
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     M, N = 128, 256
+    if args.data == "normal":
+        import ml_dtypes
+        dts = {"f16": np.float16, "e4m3": ml_dtypes.float8_e4m3fn,
+               "e2m1": ml_dtypes.float4_e2m1fn, "ue4m3": ml_dtypes.float8_e4m3fn,
+               "f32": np.float32}
+        uint = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+        def gen_bits(rng, fmt, shape):          # noqa: F811 -- the "normal" generator
+            x = rng.standard_normal(shape)
+            if fmt == "ue4m3":
+                x = np.abs(x) + 0.5
+            v = x.astype(dts[fmt])
+            bits = v.view(uint[v.dtype.itemsize])
+            return bits & 0xF if fmt == "e2m1" else bits
     cases = []
     # f16 m128n256k16
     a, b = gen_bits(rng, "f16", (M, 16)), gen_bits(rng, "f16", (16, N))
