@@ -131,16 +131,18 @@ def _emax(ae, be, az, bz, asp, bsp, c: Unpacked, e_zero: int):
 
 # ---- steps 3-4: truncate, sum, round -------------------------------------------------------
 
-def _sum_units(x: np.ndarray, safe: int, finite: bool = False) -> np.ndarray:
-    """Sum truncated terms (L, M, N) -- already scaled to grid units -- exactly.
+def _sum_units(x: np.ndarray, scale: np.ndarray, safe: int, finite: bool) -> np.ndarray:
+    """Scale products (L, M, N) to grid units, truncate, and sum them exactly.
 
-    Finite terms: convert to int32 (this conversion truncates toward zero), add pairwise in int32
-    while a partial sum covers at most `safe` terms (no overflow), finish in int64.
-    With Inf/NaN present: float truncation and a float64 sum (propagates Inf/NaN)."""
-    if not finite and not np.isfinite(x).all():
-        return np.trunc(x).sum(axis=0, dtype=np.float64)
+    Finite terms: one pass multiplies and converts to int32 (the conversion truncates toward
+    zero); then pairwise int32 adds while a partial sum covers at most `safe` terms (no
+    overflow), finished in int64.  With Inf/NaN present: float truncation and a float64 sum
+    (propagates Inf/NaN)."""
+    if not finite:
+        x *= scale
+        return np.trunc(x, out=x).sum(axis=0, dtype=np.float64)
     v = _scratch("units", x.shape, np.int32)
-    np.copyto(v, x, casting="unsafe")            # float -> int32 truncates toward zero
+    np.multiply(x, scale, out=v, casting="unsafe")
     n, width = v.shape[0], 1
     while n > 1 and n % 2 == 0 and 2 * width <= safe:
         n //= 2
@@ -205,8 +207,8 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
                 # where emax >= eprod + F + 2 every product (< 2^(eprod+2)) truncates to 0; a
                 # shift of -eprod-2 gives the same zeros and keeps them out of the (slow)
                 # subnormal range
-                x *= _pow2(np.maximum(shift, -2 - eprod), compute_dtype)[None]
-                units = _sum_units(x, safe, finite=not (a_spec.any() or b_spec.any()))
+                units = _sum_units(x, _pow2(np.maximum(shift, -2 - eprod), compute_dtype)[None],
+                                   safe, finite=not (a_spec.any() or b_spec.any()))
             else:
                 units = np.ldexp(np.where(a_spec[:, None] | b_spec[None, :], 0.0, av.T @ bv),
                                  shift)
