@@ -1,6 +1,7 @@
 """Element bits -> exact values and the exponents the fused dot-product unit aligns on.
 
-Read straight from the format table (ptxsim.types.FORMATS): no float decode library involved.
+Decoded field by field from the format table (ptxsim.types.FORMATS) by `decode`; formats up to
+16 bits go through a 2^w-entry table of `decode`'s results, f32/tf32 through numpy's IEEE view.
 For every element:
 
 * ``value``  float64, exact (every supported format, and every product of two, fits a double);
@@ -91,7 +92,6 @@ def raw_bits(x, fmt_name: str, what: str) -> np.ndarray:
     return x
 
 
-_VIEW = {"f32": np.float32, "f16": np.float16}
 _TABLES: dict[str, Unpacked] = {}
 
 
