@@ -202,3 +202,7 @@ class StackOverflowError(ExecutionError):
         self.thread, self.requested, self.available = thread, requested, available
         super().__init__(f"alloca overflows the stack of thread {thread}: {requested} bytes "
                          f"(with alignment) requested, {available} available")
+
+
+class MmaTypeError(OperandError):
+    """An (arch, kind, element type, scale type, block size) combination no MMA instruction has."""
