@@ -84,13 +84,13 @@ class _Build(Transformer):
 
     def negreg(self, _neg, name):
         r = _name_operand(name)
-        return Register(r.name, r.selector, negated=True) if isinstance(r, Label) else \
-            type(r)(r.name, r.selector, negated=True)
+        cls = Register if isinstance(r, Label) else type(r)
+        return cls(r.name, getattr(r, "selector", None), negated=True)
 
     def minusreg(self, name):
         r = _name_operand(name)
-        return Register(r.name, r.selector, minus=True) if isinstance(r, Label) else \
-            type(r)(r.name, r.selector, minus=True)
+        cls = Register if isinstance(r, Label) else type(r)
+        return cls(r.name, getattr(r, "selector", None), minus=True)
 
     def regpair(self, a, b):
         ra, rb = _name_operand(a), _name_operand(b)
@@ -226,6 +226,12 @@ class _Build(Transformer):
 
     def loc_attr(self, *toks):
         return tuple(str(t) for t in toks)
+
+    def targets(self, kind, *names):
+        return Directive(str(kind), tuple(str(n) for n in names), _loc(kind, self._fname))
+
+    def callprototype(self, *items):
+        return Directive(".callprototype", tuple(i for i in items if i is not None))
 
     def body(self, *stmts):
         out = []
