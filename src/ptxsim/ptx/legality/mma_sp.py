@@ -31,32 +31,37 @@ SM120AF = Req(Arch("sm_120a"), Family("sm_120f"))
 # ".kind::mxf4nvf4 and .kind::mxf4 are supported on sm_120a, sm_121a".
 SM120A_121A = Req(Arch("sm_120a"), Arch("sm_121a"))
 
-# The syntax lines as rows: (shape, dtypes, atypes, btypes, ctypes, spvariants, kind, A regs, B regs)
-# Register counts are the fragment sizes per thread (9.7.14.5.x sparse fragments): a sparse
-# A of 16 x K/2 and a dense B of K x 8 elements, spread over 32 threads, in 32-bit registers.
+# The syntax lines as rows:
+#   (shape, dtypes, atypes, btypes, ctypes, spvariants, kind, A regs, B regs, max selector f)
+# Register counts are the fragment sizes per thread: a sparse A of 16 x K/2 and a dense B of
+# K x 8 elements, spread over 32 threads, in 32-bit registers. The selector range: the text says
+# "0..3"; the per-shape limits (which threads of a group hold the metadata) come from the sparse
+# storage section 9.7.14.6.1, which shared/spec lacks; they are ptxas 13.0's, measured one by one
+# (ptxas itself allows 0..3 for m16n8k32 .f32.f16.f16.f32 but 0..1 for .f16.f16.f16.f16 and
+# .f32.bf16.bf16.f32 of the same shape; we take 0..1 for the whole shape).
 SP = {".sp", ".sp::ordered_metadata"}
 OM = {".sp::ordered_metadata"}
 ROWS = [
     # half precision
-    (".m16n8k16", {".f16", ".f32"}, {".f16"}, {".f16"}, {".f16", ".f32"}, SP, None, 2, 2),
-    (".m16n8k32", {".f16", ".f32"}, {".f16"}, {".f16"}, {".f16", ".f32"}, SP, None, 4, 4),
+    (".m16n8k16", {".f16", ".f32"}, {".f16"}, {".f16"}, {".f16", ".f32"}, SP, None, 2, 2, 3),
+    (".m16n8k32", {".f16", ".f32"}, {".f16"}, {".f16"}, {".f16", ".f32"}, SP, None, 4, 4, 1),
     # alternate floating point
-    (".m16n8k16", {".f32"}, {".bf16"}, {".bf16"}, {".f32"}, SP, None, 2, 2),
-    (".m16n8k32", {".f32"}, {".bf16"}, {".bf16"}, {".f32"}, SP, None, 4, 4),
-    (".m16n8k8", {".f32"}, {".tf32"}, {".tf32"}, {".f32"}, SP, None, 2, 2),
-    (".m16n8k16", {".f32"}, {".tf32"}, {".tf32"}, {".f32"}, SP, None, 4, 4),
-    (".m16n8k64", {".f32"}, F8, F8, {".f32"}, SP, None, 4, 4),
-    (".m16n8k64", {".f16"}, F8, F8, {".f16"}, OM, None, 4, 4),     # sm_120, PTX 8.7 (see notes)
-    (".m16n8k64", {".f16", ".f32"}, F8F6F4, F8F6F4, {".f16", ".f32"}, OM, ".kind::f8f6f4", 4, 4),
+    (".m16n8k16", {".f32"}, {".bf16"}, {".bf16"}, {".f32"}, SP, None, 2, 2, 3),
+    (".m16n8k32", {".f32"}, {".bf16"}, {".bf16"}, {".f32"}, SP, None, 4, 4, 1),
+    (".m16n8k8", {".f32"}, {".tf32"}, {".tf32"}, {".f32"}, SP, None, 2, 2, 3),
+    (".m16n8k16", {".f32"}, {".tf32"}, {".tf32"}, {".f32"}, SP, None, 4, 4, 1),
+    (".m16n8k64", {".f32"}, F8, F8, {".f32"}, SP, None, 4, 4, 0),
+    (".m16n8k64", {".f16"}, F8, F8, {".f16"}, OM, None, 4, 4, 0),  # sm_120, PTX 8.7 (see notes)
+    (".m16n8k64", {".f16", ".f32"}, F8F6F4, F8F6F4, {".f16", ".f32"}, OM, ".kind::f8f6f4", 4, 4, 0),
     # block scaling
-    (".m16n8k128", {".f32"}, {".e2m1"}, {".e2m1"}, {".f32"}, OM, ".kind::mxf4", 4, 4),
-    (".m16n8k128", {".f32"}, {".e2m1"}, {".e2m1"}, {".f32"}, OM, ".kind::mxf4nvf4", 4, 4),
-    (".m16n8k64", {".f32"}, F8F6F4, F8F6F4, {".f32"}, OM, ".kind::mxf8f6f4", 4, 4),
+    (".m16n8k128", {".f32"}, {".e2m1"}, {".e2m1"}, {".f32"}, OM, ".kind::mxf4", 4, 4, 0),
+    (".m16n8k128", {".f32"}, {".e2m1"}, {".e2m1"}, {".f32"}, OM, ".kind::mxf4nvf4", 4, 4, 0),
+    (".m16n8k64", {".f32"}, F8F6F4, F8F6F4, {".f32"}, OM, ".kind::mxf8f6f4", 4, 4, 0),
     # integer
-    (".m16n8k32", {".s32"}, {".u8", ".s8"}, {".u8", ".s8"}, {".s32"}, SP, None, 2, 2),
-    (".m16n8k64", {".s32"}, {".u8", ".s8"}, {".u8", ".s8"}, {".s32"}, SP, None, 4, 4),
-    (".m16n8k64", {".s32"}, {".u4", ".s4"}, {".u4", ".s4"}, {".s32"}, SP, None, 2, 2),
-    (".m16n8k128", {".s32"}, {".u4", ".s4"}, {".u4", ".s4"}, {".s32"}, SP, None, 4, 4),
+    (".m16n8k32", {".s32"}, {".u8", ".s8"}, {".u8", ".s8"}, {".s32"}, SP, None, 2, 2, 1),
+    (".m16n8k64", {".s32"}, {".u8", ".s8"}, {".u8", ".s8"}, {".s32"}, SP, None, 4, 4, 0),
+    (".m16n8k64", {".s32"}, {".u4", ".s4"}, {".u4", ".s4"}, {".s32"}, SP, None, 2, 2, 1),
+    (".m16n8k128", {".s32"}, {".u4", ".s4"}, {".u4", ".s4"}, {".s32"}, SP, None, 4, 4, 0),
 ]
 # Table 36 (block scaling for mma): kind -> {scale_vec_size: stypes}; None = qualifier omitted.
 SCALE = {
@@ -84,6 +89,8 @@ def mma(c: Check) -> None:
                    Slot.of(".block_scale", ".block_scale"),
                    Slot.of(".scale_vec_size", ".scale_vec::1X .scale_vec::2X .scale_vec::4X")], S)
     c.failed |= sub.failed
+    if q[".alayout"] and q[".blayout"] and rest.index(".row") > rest.index(".col"):
+        c.err(f"mma.sp layout must be .row.col (A row-major, B column-major) ({S})")
     spv, shape, kind, bs, svs = q[".spvariant"], q[".shape"], q[".kind"], q[".block_scale"], q[".scale_vec_size"]
     block = kind in SCALE
     ntypes = 5 if block else 4
@@ -124,7 +131,7 @@ def mma(c: Check) -> None:
                 c.vector(k, n, what)
         c.operand(4, "r32", "e (sparsity metadata)")
         if c.operand(5, "imm", "f (sparsity selector)"):
-            c.imm_range(5, 0, 3, "sparsity selector", S)
+            c.imm_range(5, 0, row[9], f"sparsity selector for {shape}{a}", S)
         if block:
             c.operand(6, "r32", "scale-a-data")
             c.operand(7, "vec", "{byte-id-a, thread-id-a}")

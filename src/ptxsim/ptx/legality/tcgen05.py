@@ -164,6 +164,12 @@ def cp(c: Check) -> None:
             c.err(f"tcgen05.cp multicast {mc} is not allowed with shape {shape} ({s})")
     if bool(q[".dst_fmt"]) != bool(q[".src_fmt"]):
         c.err(f"tcgen05.cp decompression needs both .dst_fmt and .src_fmt ({s})")
+    elif q[".dst_fmt"]:
+        k = c.i.qualifiers.index(q[".dst_fmt"])
+        # `.dst_fmt.src_fmt` is one unit (ptxas: "Illegal modifier '.b6x16_p32.b8x16'").
+        if k + 1 >= len(c.i.qualifiers) or c.i.qualifiers[k + 1] != q[".src_fmt"]:
+            c.err(f"tcgen05.cp decompression is written .dst_fmt.src_fmt "
+                  f"({q['.dst_fmt']}{q['.src_fmt']}) ({s})")
     if c.count(2):
         c.operand(0, "addr", "taddr")
         c.operand(1, "r64", "s-desc")
@@ -218,7 +224,10 @@ COLLECTOR_B = {f".collector::b{n}::{op}" for n in range(4) for op in ("fill", "u
 # "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same
 # family from PTX ISA version 8.8."
 SCALE_INPUT_D = Req(Arch("sm_100a"), Family("sm_100f"))
-SCALE_VEC_NX = Req(Arch("sm_100a"))                                 # ".scale_vec::NX requires sm_100a"
+# ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a": ptxas 13.0 accepts them on
+# every architecture-specific tcgen05 target (sm_100a, sm_103a, sm_110a) and refuses the family
+# targets; we follow ptxas (corpus cases 'Table 54' / target).
+SCALE_VEC_NX = Req(Arch("sm_100a"), Arch("sm_101a"), Arch("sm_103a"), Arch("sm_110a"))
 BLOCK_N = Req(Family("sm_100f"), Family("sm_110f", (9, 0)))          # ".block16/.block32 requires sm_100f or sm_110f"
 # tcgen05.mma.sp with .kind::mxf4nvf4 / .kind::mxf4: sm_100a, sm_101a, sm_103a, sm_110a.
 SP_MXF4 = Req(Arch("sm_100a"), Arch("sm_101a"), Arch("sm_103a"), Arch("sm_110a"))

@@ -90,8 +90,12 @@ def scalar(c: Check) -> None:
             for k, w in ((1, "a"), (2, "b")):
                 _sel(c, k, SCALAR_SEL, w, s)
             _no_sel(c, 3, "c", s)
-            if q[".po"] and any(getattr(o, "minus", False) for o in c.i.operands):
+            neg = [getattr(o, "minus", False) for o in c.i.operands]
+            if q[".po"] and any(neg):
                 c.err(f"source operands may not be negated in vmad .po mode ({s})")
+            elif (neg[1] != neg[2]) and neg[3]:
+                # "PTX allows negation of either (a*b) or c."
+                c.err(f"vmad may negate either the product (a xor b) or c, not both ({s})")
         _since_target(c, (2, 0), 20, s)
         return
     if q.get(".op2"):
@@ -100,7 +104,9 @@ def scalar(c: Check) -> None:
     elif n == 4:
         op0 = c.i.operands[0]
         if not getattr(op0, "selector", None):
-            c.err(f"{op} with a third source operand needs .op2 or a d.dsel merge selector ({s})")
+            # The syntax wants .op2 or d.dsel; ptxas accepts neither, and optMerge's default
+            # case returns the result unmerged: c is ignored. Legal, but surely not meant.
+            c.warn(f"{op} with a third source operand but neither .op2 nor d.dsel ignores c ({s})")
     else:
         if c.count(3, 4):
             _no_sel(c, 0, "d", s)
@@ -127,7 +133,8 @@ def simd(c: Check) -> None:
     if q.get(".sat") and q.get(".add"):
         c.err(f"{op}: .sat and .add cannot be combined ({s})")
     if c.count(4, form="d{.mask}, a{.asel}, b{.bsel}, c"):
-        _regs(c, range(4), s)
+        _regs(c, range(3), s)
+        c.operand(3, "r32", "c")            # ptxas: "Incorrect video selector for operand 3"
         mask, sel = (MASK2, SEL2) if two else (MASK4, set())
         _sel(c, 0, mask, "d (mask)", s)
         _sel(c, 1, sel, "a", s, None if two else SEL4)
