@@ -9,11 +9,58 @@ from ptxsim.ptx.instruction import Instruction, SourceLoc
 
 @dataclass
 class RegDecl:
-    """`.reg .b32 %r<10>;` -> names ('%r0', ..., '%r9'); `.reg .v4 .f32 v;` -> vector=4."""
+    """`.reg .b32 %r<10>, %x;` -> items (('%r', 10), ('%x', None)); names '%r0'..'%r9', '%x'.
+    `.reg .v4 .f32 v;` -> vector=4. Ranges stay (prefix, count) so `%r<100000000>` costs nothing."""
     type: str
-    names: tuple[str, ...]
+    items: tuple[tuple[str, int | None], ...]
     vector: int | None = None
     loc: SourceLoc = field(default_factory=SourceLoc)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every declared name (expands ranges: mind huge ones)."""
+        return tuple(n for p, c in self.items for n in ((p,) if c is None else (f"{p}{i}" for i in range(c))))
+
+    def declares(self, name: str) -> bool:
+        for p, c in self.items:
+            if c is None:
+                if name == p:
+                    return True
+            elif name.startswith(p) and name[len(p):].isdigit():
+                idx = name[len(p):]
+                if (idx == "0" or not idx.startswith("0")) and int(idx) < c:
+                    return True
+        return False
+
+
+class RegisterTable:
+    """name -> declared type, over a set of RegDecls (ranges resolved without expanding)."""
+
+    def __init__(self, decls=(), extra: dict | None = None):
+        self.exact: dict = dict(extra or {})
+        self.ranges: dict = {}
+        for d in decls:
+            for p, c in d.items:
+                if c is None:
+                    self.exact[p] = d.type
+                else:
+                    self.ranges.setdefault(p, []).append((c, d.type))
+
+    def get(self, name: str, default=None):
+        if name in self.exact:
+            return self.exact[name]
+        k = len(name)
+        while k > 0 and name[k - 1].isdigit():
+            k -= 1
+        prefix, idx = name[:k], name[k:]
+        if idx and prefix in self.ranges and (idx == "0" or not idx.startswith("0")):
+            for c, t in self.ranges[prefix]:
+                if int(idx) < c:
+                    return t
+        return default
+
+    def __contains__(self, name: str) -> bool:
+        return self.get(name) is not None
 
 
 @dataclass

@@ -19,7 +19,7 @@ from ptxsim.ptx.instruction import (Address, Group, Immediate, Instruction, Labe
                                     Register, RegisterPair, SourceLoc, SpecialRegister, Vector,
                                     float_immediate, int_immediate, split_mnemonic)
 from ptxsim.ptx.module import (Block, Directive, Function, LabelDef, Module, Param, RegDecl,
-                               Variable)
+                               RegisterTable, Variable)
 
 # PTX ISA 10 "Special Registers" (base names; `.x/.y/.z` components are selectors).
 SPECIAL_REGISTERS = frozenset(
@@ -41,6 +41,11 @@ class _Attr(NamedTuple):
 class _Decl(NamedTuple):
     name: str
     dims: tuple
+
+
+class _RegItem(NamedTuple):
+    name: str
+    count: int | None
 
 
 class _Init(NamedTuple):
@@ -191,16 +196,13 @@ class _Build(Transformer):
                 for d in items if isinstance(d, _Decl)]
 
     def reg_item(self, name, count=None):
-        if count is None:
-            return (str(name),)
-        n = int_immediate(str(count)).value
-        return tuple(f"{name}{i}" for i in range(n))
+        return _RegItem(str(name), None if count is None else int_immediate(str(count)).value)
 
     def reg_decl(self, *items):
         attrs = [i.value for i in items if isinstance(i, _Attr)]
-        names = tuple(n for i in items if isinstance(i, tuple) and not isinstance(i, _Attr) for n in i)
+        regs = tuple((i.name, i.count) for i in items if isinstance(i, _RegItem))
         vec = next((int(a[2:]) for a in attrs if re.fullmatch(r"\.v\d+", a)), None)
-        return RegDecl(_type_of(attrs), names, vec)
+        return RegDecl(_type_of(attrs), regs, vec)
 
     def param(self, space, *items):
         align = next((i.value for i in items if isinstance(i, _Attr) and i.kind == "align"), None)
@@ -302,8 +304,8 @@ class _Build(Transformer):
 
 def _resolve_registers(f: Function) -> None:
     """Bare identifiers declared with .reg in a function are registers, not labels/symbols."""
-    declared = {n for d in f.registers for n in d.names} | {p.name for p in f.params if p.space == ".reg"}
-    if not declared:
+    declared = RegisterTable(f.registers, {p.name: p.type or ".b32" for p in f.params if p.space == ".reg"})
+    if not declared.exact and not declared.ranges:
         return
 
     def fix(op):

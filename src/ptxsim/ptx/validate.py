@@ -12,7 +12,7 @@ from ptxsim.errors import PtxValidationError
 from ptxsim.ptx.instruction import Instruction, Label, Register, SpecialRegister, Vector, Address, Group
 from ptxsim.ptx.legality import mma_sp, stack_misc, tcgen05, video
 from ptxsim.ptx.legality.common import Check, Context, Diagnostic
-from ptxsim.ptx.module import Block, Function, LabelDef, Module, RegDecl
+from ptxsim.ptx.module import Block, Function, LabelDef, Module, RegDecl, RegisterTable
 from ptxsim.ptx.targets import (LATEST_PTX, RENAMED, TARGET_MIN_PTX, parse_target, parse_version,
                                 vstr)
 
@@ -85,13 +85,8 @@ def _validate_module(m: Module, target, ptx_version) -> list[Diagnostic]:
     for f in m.functions:
         if f.body is None:
             continue
-        regtypes = {}
-        for d in f.registers:
-            for n in d.names:
-                regtypes[n] = d.type
-        for p in f.params + (f.return_params or []):
-            if p.space == ".reg":
-                regtypes[p.name] = p.type
+        regtypes = RegisterTable(f.registers, {p.name: p.type for p in f.params + (f.return_params or [])
+                                               if p.space == ".reg"})
         ctx = Context(t, v, regtypes, f)
         symbols = {x.name for x in m.variables} | {p.name for p in f.params + (f.return_params or [])} \
             | {g.name for g in m.functions} | {x.name for x in f.body.walk() if hasattr(x, "space") and hasattr(x, "name")}
