@@ -12,7 +12,7 @@ from ptxsim.ptx.instruction import (Address, Group, Immediate, Instruction, Labe
 from ptxsim.ptx.module import Block, Directive, Function, LabelDef, Module, Param, RegDecl, Variable
 from ptxsim.ptx.parser import parse_instruction, parse_module
 from ptxsim.ptx.legality.common import Diagnostic
-from ptxsim.ptx.validate import errors_of, validate
+from ptxsim.ptx.validator import errors_of, validate
 
 __all__ = ["parse_module", "parse_instruction", "validate", "errors_of", "Diagnostic", "Module", "Function", "Param", "RegDecl",
            "Variable", "Block", "LabelDef", "Directive", "Instruction", "Operand", "Register",

@@ -63,14 +63,22 @@ def _validate_module(m: Module, target, ptx_version) -> list[Diagnostic]:
     here = SourceLoc(1, 1, m.filename)
     if m.version is None and ptx_version is None:
         out.append(Diagnostic("error", "missing .version directive", here))
-    v = parse_version(ptx_version if ptx_version is not None else (m.version or vstr(LATEST_PTX)))
+    try:
+        v = parse_version(ptx_version if ptx_version is not None else (m.version or vstr(LATEST_PTX)))
+    except PtxValidationError as exc:
+        out.append(Diagnostic("error", exc.message, here))
+        v = LATEST_PTX
     if v > LATEST_PTX:
         out.append(Diagnostic("warning", f".version {vstr(v)} is newer than the PTX ISA texts ptxsim "
                               f"implements ({vstr(LATEST_PTX)}); validating with {vstr(LATEST_PTX)} rules",
                               here))
     if m.target is None and target is None:
         out.append(Diagnostic("error", "missing .target directive", here))
-    mt = parse_target(m.target) if m.target else None
+    try:
+        mt = parse_target(m.target) if m.target else None
+    except PtxValidationError as exc:
+        out.append(Diagnostic("error", exc.message, here))
+        mt = None
     t = mt or parse_target(target or "sm_100a")
     if target is not None and mt is not None:
         arch = parse_target(target)
