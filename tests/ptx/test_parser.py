@@ -187,3 +187,17 @@ def test_label_definitions_in_module():
     k = parse_module(MODULE).functions[0]
     labels = [s.name for s in k.body.walk() if isinstance(s, LabelDef)]
     assert labels == ["waitLoop", "waitLoop", "$L__BB0_2"]
+
+
+def test_register_ranges_are_not_expanded():
+    from ptxsim.ptx import RegDecl
+    from ptxsim.ptx.module import RegisterTable
+    k = parse_module(".version 9.0\n.target sm_100a\n.entry k() {\n.reg .b32 %r<100000000>, %x;\n"
+                     ".reg .pred %p<2>;\nret;\n}\n").functions[0]
+    d = k.registers[0]
+    assert isinstance(d, RegDecl) and d.items == (("%r", 100000000), ("%x", None))
+    table = RegisterTable(k.registers)
+    # %r<N> declares %r0 .. %r(N-1) (PTX ISA 5.4.1 "parameterized variable names")
+    assert table.get("%r99999999") == ".b32" and table.get("%x") == ".b32"
+    assert "%r100000000" not in table and "%r01" not in table and "%p2" not in table
+    assert table.get("%p1") == ".pred"
