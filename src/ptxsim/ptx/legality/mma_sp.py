@@ -133,10 +133,12 @@ def mma(c: Check) -> None:
         if c.operand(5, "imm", "f (sparsity selector)"):
             c.imm_range(5, 0, row[9], f"sparsity selector for {shape}{a}", S)
         if block:
-            c.operand(6, "r32", "scale-a-data")
-            c.operand(7, "vec", "{byte-id-a, thread-id-a}")
-            c.operand(8, "r32", "scale-b-data")
-            c.operand(9, "vec", "{byte-id-b, thread-id-b}")
+            for k, what in ((6, "scale-a-data"), (8, "scale-b-data")):
+                c.operand(k, "r32", what)
+            for k, what in ((7, "{byte-id-a, thread-id-a}"), (9, "{byte-id-b, thread-id-b}")):
+                if c.operand(k, "vec", what) and len(c.i.operands[k]) != 2:
+                    c.err(f"operand {k + 1} {what} of mma.sp must have 2 elements, "
+                          f"got {len(c.i.operands[k])} ({S})")
     # advisory (Notes): ".sp may have substantially reduced performance ... use .sp::ordered_metadata"
     if spv == ".sp":
         c.warn("mma.sp may have substantially reduced performance on some targets; "
