@@ -201,3 +201,24 @@ def test_register_ranges_are_not_expanded():
     assert table.get("%r99999999") == ".b32" and table.get("%x") == ".b32"
     assert "%r100000000" not in table and "%r01" not in table and "%p2" not in table
     assert table.get("%p1") == ".pred"
+
+
+def test_nvcc_style_module():
+    """A hand-written module in nvcc's style (ptxas 13.0 -arch=sm_90a accepts it)."""
+    from pathlib import Path
+    from ptxsim.ptx import errors_of, validate
+    path = Path(__file__).parents[1] / "data/ptx/handwritten/nvcc_style.ptx"
+    m = parse_module(path.read_text(), str(path))
+    assert errors_of(validate(m)) == []
+    byname = {v.name: v for v in m.variables}
+    assert byname["cscale"].init == 1.0 and byname["cscale"].space == ".const"     # 0f3F800000
+    assert byname["neg"].init == [-5, 7]
+    assert [f.name for f in m.functions] == ["vprintf", "_Z6kernelPfi"]
+    k = m.function("_Z6kernelPfi")
+    assert k.directives == {".maxntid": (256, 1, 1), ".minnctapersm": (2,)}
+    call = next(i for i in k.instructions if i.opcode == "call")
+    assert str(call) == "call.uni (retval0), vprintf, (param0, param1);"
+    mov = next(i for i in k.instructions if i.opcode == "mov" and i.operands[0].name == "%r5")
+    assert mov.operands[1] == Register("%v", ".y")
+    fma = next(i for i in k.instructions if i.opcode == "fma")
+    assert [o.raw for o in fma.operands[2:]] == [0x3F000000, 0xBF800000]

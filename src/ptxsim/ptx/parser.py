@@ -165,10 +165,10 @@ class _Build(Transformer):
         return _Decl(str(name), dims or ())
 
     def init_atom(self, tok):
-        if tok.type == "INT":
+        if tok.type in ("INT", "SIGNED"):
             return int_immediate(str(tok)).value
-        if tok.type == "FLOAT":
-            return float(tok)
+        if tok.type in ("FLOAT", "HEXFLOAT"):
+            return float_immediate(str(tok)).value
         return str(tok)
 
     def init_sym_offset(self, name, off):
