@@ -144,8 +144,6 @@ class _Build(Transformer):
         op_tok = rest[0]
         opcode, quals = split_mnemonic(str(op_tok))
         operands = tuple(o for o in rest[1:] if o is not None)
-        if opcode in _LABEL_OPCODES:
-            pass
         return Instruction(opcode, quals, operands, pred, _loc(op_tok, self._fname))
 
     def label_def(self, tok):

@@ -9,10 +9,11 @@ output). Module level: .version/.target consistency, undefined registers and bra
 from __future__ import annotations
 
 from ptxsim.errors import PtxValidationError
-from ptxsim.ptx.instruction import Instruction, Label, Register, SpecialRegister, Vector, Address, Group
+from ptxsim.ptx.instruction import (Address, Group, Instruction, Label, Register, SourceLoc,
+                                    SpecialRegister, Vector)
 from ptxsim.ptx.legality import mma_sp, stack_misc, tcgen05, video
 from ptxsim.ptx.legality.common import Check, Context, Diagnostic
-from ptxsim.ptx.module import Block, Function, LabelDef, Module, RegDecl, RegisterTable
+from ptxsim.ptx.module import Block, Function, Module, RegisterTable
 from ptxsim.ptx.targets import (LATEST_PTX, RENAMED, TARGET_MIN_PTX, parse_target, parse_version,
                                 vstr)
 
@@ -59,7 +60,6 @@ def _compatible(ptx_target, arch) -> bool:
 
 def _validate_module(m: Module, target, ptx_version) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    from ptxsim.ptx.instruction import SourceLoc
     here = SourceLoc(1, 1, m.filename)
     if m.version is None and ptx_version is None:
         out.append(Diagnostic("error", "missing .version directive", here))
