@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 from typing import NamedTuple
 
 import lark
 from lark import Token, Transformer, v_args
 
 from ptxsim.errors import PtxSyntaxError
+from ptxsim.ptx.grammar import GRAMMAR
 from ptxsim.ptx.instruction import (Address, Group, Immediate, Instruction, Label, Predicate,
                                     Register, RegisterPair, SourceLoc, SpecialRegister, Vector,
                                     float_immediate, int_immediate, split_mnemonic)
@@ -327,8 +327,7 @@ def _resolve_registers(f: Function) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _lark() -> lark.Lark:
-    grammar = (Path(__file__).with_name("ptx.lark")).read_text()
-    return lark.Lark(grammar, parser="lalr", lexer="contextual", start=["start", "instruction"],
+    return lark.Lark(GRAMMAR, parser="lalr", lexer="contextual", start=["start", "instruction"],
                      maybe_placeholders=True, cache=False)
 
 

@@ -1,3 +1,7 @@
+"""The PTX grammar (lark, LALR(1), contextual lexer), kept in Python so that it ships with
+the package without package-data settings."""
+
+GRAMMAR = r"""
 // PTX module grammar (PTX ISA chapters 4 "Syntax", 5 "State Spaces, Types, and Variables",
 // 11 "Directives"). LALR(1) with lark's contextual lexer. The instruction mnemonic and its
 // qualifiers are one token (OPCODE), split in Python: qualifier order is not the grammar's job.
@@ -91,3 +95,4 @@ BLOCK_COMMENT: /\/\*(.|\n)*?\*\//
 %ignore WS
 %ignore COMMENT
 %ignore BLOCK_COMMENT
+"""
