@@ -220,3 +220,11 @@ def test_module_target_and_version():
     assert "cannot be compiled for sm_103a" in errors_of(d)[0].message
     assert errors_of(validate(module("\ttrap;", "sm_100f", "8.8"), target="sm_103a")) == []
     assert errors_of(validate(module("\ttrap;", "sm_90", "8.0"), target="sm_100a")) == []
+
+
+def test_single_instruction_register_types():
+    i = parse_instruction("tcgen05.cp.cta_group::1.128x256b [t], s")
+    assert errors_of(validate(i)) == []                                  # widths unknown
+    assert errors_of(validate(i, registers={"s": ".b64", "t": ".b32"})) == []
+    e = errors_of(validate(i, registers={"s": ".b32"}))
+    assert "64-bit register" in e[0].message                             # s-desc is 64-bit

@@ -2,7 +2,7 @@
 
     parse_module(text, filename=None) -> Module
     parse_instruction(text) -> Instruction
-    validate(module_or_instruction, target="sm_100a", ptx_version=None) -> list[Diagnostic]
+    validate(module_or_instruction, target=None, ptx_version=None, registers=None) -> list[Diagnostic]
 
 See docs/frontend.md.
 """

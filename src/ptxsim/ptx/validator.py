@@ -21,15 +21,18 @@ RULES = {**tcgen05.RULES, **mma_sp.RULES, **video.RULES, **stack_misc.RULES}
 __all__ = ["validate", "Diagnostic", "RULES", "errors_of"]
 
 
-def validate(obj, target: str | None = None, ptx_version=None) -> list[Diagnostic]:
+def validate(obj, target: str | None = None, ptx_version=None,
+             registers: dict | None = None) -> list[Diagnostic]:
     """Validate a Module or a single Instruction. Returns diagnostics (errors and warnings),
     in source order. `target` defaults to the module's .target (else sm_100a), `ptx_version`
-    to the module's .version (else the newest the spec texts describe)."""
+    to the module's .version (else the newest the spec texts describe). For a single
+    instruction, `registers` may map register names to their PTX types ({"%rd1": ".b64"}) so
+    that operand widths are checked as in a module."""
     if isinstance(obj, Instruction):
         t = parse_target(target or "sm_100a")
         v = parse_version(ptx_version) if ptx_version is not None else LATEST_PTX
         out: list[Diagnostic] = []
-        check_instruction(obj, Context(t, v), out)
+        check_instruction(obj, Context(t, v, dict(registers) if registers else None), out)
         return out
     if isinstance(obj, Module):
         return _validate_module(obj, target, ptx_version)
