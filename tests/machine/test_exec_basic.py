@@ -1,0 +1,71 @@
+"""Executor milestone 1: nvcc-compiled kernels (tests/machine/data/exec/basic.cu, compiled with
+`nvcc -arch=sm_100a -ptx`, CUDA 13.0) against numpy computing the same math."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptxsim.errors import DeadlockError, StepLimitExceeded
+from ptxsim.machine.executor import launch
+
+PTX = (Path(__file__).parent / "data" / "exec" / "basic.ptx").read_text()
+
+
+def test_vector_add_with_tail_guard():
+    rng = np.random.default_rng(1)
+    n = 1000                                  # 4 x 256 threads, the last 24 fail `i < n`
+    a, b = rng.random(n, np.float32), rng.random(n, np.float32)
+    c = np.full(n + 8, -7, np.float32)        # elements past n must stay untouched
+    launch(PTX, "vadd", 4, 256, args=[a, b, c, n])
+    assert np.array_equal(c[:n], a + b)       # add.f32 (.rn) == numpy's float32 add
+    assert (c[n:] == -7).all()
+
+
+def test_block_sum_with_shfl_bar_sync_and_atomics():
+    rng = np.random.default_rng(2)
+    x = rng.integers(-1000, 1000, 3000).astype(np.int32)
+    out = np.zeros(1, np.int32)
+    launch(PTX, "block_sum", 12, 256, args=[x, out, 3000])
+    assert out[0] == x.sum()
+
+
+def test_grid_stride_loop_fma_and_float_atomic():
+    rng = np.random.default_rng(3)
+    n = 1500
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    z, out = np.zeros(n, np.float32), np.zeros(1, np.float32)
+    a = np.float32(2.5)
+    launch(PTX, "saxpy_dot", 3, 128, args=[x, y, a, out, z, n])
+    # fma.rn.f32 is one rounding of the exact a*x+y: float64 holds a*x+y exactly here
+    # (24+24-bit product, then one add of a value within range), so one cast rounds it once.
+    ref = (np.float64(a) * x.astype(np.float64) + y).astype(np.float32)
+    assert np.array_equal(z, ref)
+    assert out[0] == pytest.approx((ref.astype(np.float64) * x).sum(), rel=1e-5)
+
+
+def test_waiting_forever_ends_with_the_deadlock_report():
+    flag = np.zeros(64, np.int32)
+    with pytest.raises(DeadlockError) as e:
+        launch(PTX, "hang", 2, 64, args=[flag])
+    msg = str(e.value)
+    assert "mbarrier 0x0 of CTA 0" in msg and "1 of 2 arrivals" in msg
+    assert "mbarrier.try_wait.parity" in msg and "line " in msg
+    assert len(e.value.waits) == 4          # 2 CTAs x 2 warps, each with its line
+    assert (flag == 0).all()
+
+
+def test_step_guard_stops_a_runaway_loop():
+    ptx = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry spin()
+{
+    .reg .b32 %r<2>;
+    mov.u32 %r1, 0;
+$L_top:
+    add.s32 %r1, %r1, 1;
+    bra.uni $L_top;
+}
+"""
+    with pytest.raises(StepLimitExceeded, match="line 10"):
+        launch(ptx, "spin", 1, 32, step_limit=1000)
