@@ -37,3 +37,30 @@ def test_triton_matmul_bf16(M, N, K):
     assert np.array_equal(c.view(np.uint32), want)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("name,threads,M,N,K", [("tma_matmul", 128, 256, 128, 320),
+                                                 ("tma_matmul_ws", 256, 128, 256, 256)])
+def test_triton_tma_matmul(name, threads, M, N, K):
+    # tma_matmul_kernel(a_desc, M, K, K, 1, b_desc, ..., c_desc, ..., K, scratch, scratch):
+    # Triton 3.9 passes each tensor descriptor as a 128-byte CUtensorMap followed by its shape
+    # and strides. Boxes: A, B 128 rows x 64 bf16 (128 bytes, SWIZZLE_128B), C stored in two
+    # 64-column halves. The _ws form is warp-specialised (256 threads, setmaxnreg, brx.idx).
+    from ptxsim.machine.tensormap import TensorMap
+    rng = np.random.default_rng(K)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.zeros((M, N), ml_dtypes.bfloat16)
+    au, bu, cu = a.view(np.uint16), b.view(np.uint16), c.view(np.uint16)
+    tm = [TensorMap.for_array(x, (64, 128), swizzle="128B", dtype="bfloat16")
+          for x in (au, bu, cu)]
+    launch((DATA / f"{name}.ptx").read_text(), "tma_matmul_kernel", (M // 128, N // 128),
+           threads, args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
+                          np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
+           dynamic_shared=200 * 1024)
+    d = _stepped(au, bu.T, 16, kind="f16", atype="bf16", btype="bf16", ctype="f32", dtype="f32")
+    # epilogue: cvt.rn.bf16x2.f32 of the f32 accumulator == ml_dtypes' round-to-nearest-even
+    want = d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+    assert np.array_equal(cu, want)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    assert np.allclose(c.astype(np.float64), ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max())

@@ -333,8 +333,8 @@ def _tma(wave, inst):
     multicast) and stores (shared::cta -> global, bulk async-group)."""
     from ptxsim.machine import tensormap as tmod
     ops = inst.operands
-    load = inst.has(".shared::cluster") and inst.has(".global") and \
-        inst.qualifiers.index(".shared::cluster") < inst.qualifiers.index(".global")
+    spaces = [q for q in inst.qualifiers if q in (".global", ".shared::cluster", ".shared::cta")]
+    load = bool(spaces) and spaces[0] != ".global"        # .dst.src: shared <- global
     if inst.has(".im2col") or inst.has(".gather4") or inst.has(".scatter4") or \
             inst.has(".im2col::w") or inst.has(".im2col::w::128"):
         raise UnsupportedFeature(f"{inst.mnemonic}: only tile mode is modelled")

@@ -85,8 +85,12 @@ def handler(wave, pc: int, inst):
             return _mapa(wave, inst)
         if op == "bra":
             return _bra(wave, pc, inst)
+        if op == "brx":
+            return _brx(wave, pc, inst)
         if op in ("ret", "exit"):
             return wave.exit_threads
+        if op == "bar" and inst.has(".warp"):         # bar.warp.sync membermask (9.7.13.2)
+            return lambda idx: _advance(wave, idx)
         if op in ("bar", "barrier") and not inst.has(".cluster"):
             return _bar(wave, inst)
         if op == "barrier.cluster":
@@ -416,6 +420,21 @@ def _bra(wave, pc, inst):
 
     def run(idx):
         wave.pc[idx] = target
+    return run
+
+
+def _brx(wave, pc, inst):
+    """brx.idx index, tlist (9.7.8.2): jump to the index-th label of the .branchtargets list;
+    an index outside the list is undefined behaviour."""
+    table = np.asarray(wave.program.brx_targets[pc], np.int64)
+
+    def run(idx):
+        i = wave.read(inst.operands[0], idx, 32).astype(np.int64)
+        if ((i < 0) | (i >= table.size)).any():
+            raise UndefinedBehavior(f"line {inst.loc.line}: brx.idx index "
+                                    f"{int(i[(i < 0) | (i >= table.size)][0])} outside the "
+                                    f"{table.size}-entry .branchtargets list")
+        wave.pc[idx] = table[i]
     return run
 
 

@@ -30,6 +30,7 @@ class Program:
     registers: RegisterTable
     variables: list[Variable]                     # module variables + function-scope ones
     labels: dict[str, int] = field(default_factory=dict)   # outermost definition of each label
+    brx_targets: dict[int, list[int]] = field(default_factory=dict)  # brx.idx pc -> table
 
     @classmethod
     def build(cls, module, kernel: str) -> "Program":
@@ -47,6 +48,8 @@ class Program:
         fvars: list[Variable] = []
         decls: list[RegDecl] = []
         counter = [0]
+        tables: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}   # .branchtargets
+        last_label = [None]
 
         def walk(block: Block, chain: tuple[int, ...]):
             bid = counter[0]
@@ -59,6 +62,7 @@ class Program:
                     scopes.append(chain)
                 elif isinstance(s, LabelDef):
                     labels[s.name] = len(insts)
+                    last_label[0] = s.name
                 elif isinstance(s, Block):
                     walk(s, chain)
                 elif isinstance(s, RegDecl):
@@ -66,24 +70,32 @@ class Program:
                 elif isinstance(s, Variable):
                     fvars.append(s)
                 elif isinstance(s, Directive):
-                    pass
+                    if s.name == ".branchtargets" and last_label[0] is not None:
+                        tables[last_label[0]] = (tuple(s.args), chain)
+        def resolve(name, chain, inst):
+            for bid in reversed(chain):
+                if name in block_labels[bid]:
+                    return block_labels[bid][name]
+            raise PtxValidationError(f"line {inst.loc.line}: branch target '{name}' is "
+                                     "not defined in an enclosing scope")
         walk(fn.body, ())
         targets: dict[int, int] = {}
+        brx: dict[int, list[int]] = {}
         for pc, inst in enumerate(insts):
-            if inst.opcode in ("bra",):
-                name = inst.operands[0].name
-                for bid in reversed(scopes[pc]):
-                    if name in block_labels[bid]:
-                        targets[pc] = block_labels[bid][name]
-                        break
-                else:
-                    raise PtxValidationError(f"line {inst.loc.line}: branch target '{name}' is "
-                                             "not defined in an enclosing scope")
+            if inst.opcode == "bra":
+                targets[pc] = resolve(inst.operands[0].name, scopes[pc], inst)
+            elif inst.opcode == "brx":
+                tname = inst.operands[1].name
+                if tname not in tables:
+                    raise PtxValidationError(f"line {inst.loc.line}: '{tname}' is not a "
+                                             ".branchtargets list")
+                names, chain = tables[tname]
+                brx[pc] = [resolve(n, chain, inst) for n in names]
         labels: dict[str, int] = {}
         for bid in sorted(block_labels, reverse=True):
             labels.update(block_labels[bid])
         return cls(module, fn, insts, targets, RegisterTable(decls),
-                   list(module.variables) + fvars, labels)
+                   list(module.variables) + fvars, labels, brx)
 
     def line(self, pc: int) -> int | None:
         if 0 <= pc < len(self.instructions):
