@@ -27,7 +27,7 @@ BASE_OPS = {"add", "sub", "addc", "subc", "mul", "mad", "madc", "fma", "mul24", 
             "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "cvt"}
 WARP_OPS = {"shfl", "vote", "match", "redux", "elect", "activemask"}
 NO_OPS = {"fence", "membar", "prefetch", "prefetchu", "nanosleep", "griddepcontrol",
-          "setmaxnreg", "pmevent", "fence.proxy", "cp.async.bulk.prefetch",
+          "setmaxnreg", "fence.proxy", "cp.async.bulk.prefetch",
           "cp.async.bulk.prefetch.tensor", "applypriority", "discard", "createpolicy",
           "tcgen05.fence", "tensormap.cp_fenceproxy"}
 
@@ -107,9 +107,13 @@ def handler(wave, pc: int, inst):
         h = exec_async.handler(wave, pc, inst)
         if h is not None:
             return h
+        from ptxsim.isa import registry
+        registry._load()
+        if op in registry.HANDLERS:
+            return _registered(wave, inst)
     except (OperandError, UnsupportedFeature, ExecutionError, UndefinedBehavior) as e:
         raise type(e)(f"{loc}: {e}") from None
-    raise UnsupportedFeature(f"{loc}: the executor has no semantics for '{inst.mnemonic}'")
+    raise ExecutionError(f"{loc}: ptxsim has no semantics for '{inst.mnemonic}'")
 
 
 # ------------------------------------------------------------------------------- arithmetic
@@ -589,3 +593,74 @@ def _mbarrier(wave, inst):
             wave.pc[idx] += 1
         return pend
     raise UnsupportedFeature(f"'{inst.mnemonic}' is not modelled")
+
+
+# ------------------------------------------------------------ families of ptxsim.isa.registry
+def _registered(wave, inst):
+    """Instructions whose semantics register in `ptxsim.isa.registry` (warp-level mma / mma.sp,
+    video, misc brkpt / pmevent, ...): called per CTA on whole-warp register views (uint32
+    bits, as `ptxsim.execute` passes them); only the executing lanes' outputs are written."""
+    import dataclasses
+
+    from ptxsim.api import RegisterFile
+    from ptxsim.isa import misc, registry
+    op = inst.opcode
+    h = registry.handler_for(op)
+    guard, wants_state = registry.mode_of(op)
+    bare = dataclasses.replace(inst, predicate=None)
+    names = set()
+    for o in inst.operands:
+        for e in (o.elements if isinstance(o, Vector) else
+                  (o.first, o.second) if isinstance(o, RegisterPair) else (o,)):
+            if isinstance(e, Register) and not isinstance(e, SpecialRegister) and \
+                    wave.program.registers.get(e.name) is not None:
+                names.add(e.name)
+    where = f"line {inst.loc.line}: {inst}"
+    states = {}
+
+    def run(idx):
+        ctas = wave.cta_of[idx]
+        for cta in np.unique(ctas):
+            sel = idx[ctas == cta]
+            warps = np.unique(sel // WARP_SIZE)
+            full = (warps[:, None] * WARP_SIZE + np.arange(WARP_SIZE)).reshape(-1)
+            regs = {}
+            for n in names:
+                v = wave.reg(n)[full]
+                regs[n] = v.astype(np.uint32) if v.dtype != np.uint64 else v
+            rf = RegisterFile({k: v for k, v in regs.items() if v.dtype == np.uint32},
+                              warps.size, where)
+            kw = {}
+            if wants_state:
+                if op in misc.OPCODES:
+                    st = states.get(int(cta))
+                    if st is None:
+                        st = states[int(cta)] = misc.MiscState(warps=wave.wpc)
+                    kw["state"] = st
+                    active = np.zeros(wave.wpc * WARP_SIZE, bool)
+                    active[sel - int(cta) * wave.P] = True
+                    kw["active"] = active
+                    rf = _cta_regs(wave, names, int(cta), where)
+                else:
+                    raise UnsupportedFeature(f"{where}: stateful family '{op}' is not wired "
+                                             "into the executor")
+            out = h(bare, rf, wave.launch.target, **kw)
+            if not out:
+                continue
+            if op in misc.OPCODES:
+                base = int(cta) * wave.P
+                pos = sel - base
+            else:
+                pos = np.searchsorted(full, sel)
+            for name, bits in out.items():
+                wave.write(Register(name), sel, np.asarray(bits)[pos])
+        wave.pc[idx] += 1
+    return run
+
+
+def _cta_regs(wave, names, cta, where):
+    from ptxsim.api import RegisterFile
+    sl = slice(cta * wave.P, (cta + 1) * wave.P)
+    regs = {n: wave.reg(n)[sl].astype(np.uint32) for n in names
+            if wave.reg(n).dtype != np.uint64}
+    return RegisterFile(regs, wave.wpc, where)

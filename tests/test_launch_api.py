@@ -1,0 +1,91 @@
+"""ptxsim.launch / ptxsim.execute through the executor's dispatch (hand-derived values)."""
+import numpy as np
+import pytest
+
+import ptxsim
+from ptxsim.errors import BreakpointTrap, ExecutionError, OperandError
+
+
+def test_execute_base_instruction_over_two_warps():
+    r = ptxsim.execute("add.s32 %r1, %r2, -5;", {"%r2": np.arange(64, dtype=np.uint32)})
+    assert r["%r1"].dtype == np.uint32
+    assert np.array_equal(r["%r1"].view(np.int32), np.arange(64) - 5)
+
+
+def test_execute_64_bit_registers_are_uint64():
+    # mad.wide.u32: 0xFFFFFFFF * 2 + 1 = 0x1_FFFF_FFFF (needs all 64 bits)
+    r = ptxsim.execute("mad.wide.u32 %rd1, %r2, %r3, %rd4;",
+                       {"%r2": np.full(32, 0xFFFFFFFF, np.uint32),
+                        "%r3": np.full(32, 2, np.uint32), "%rd4": np.ones(32, np.uint64)})
+    assert r["%rd1"].dtype == np.uint64 and (r["%rd1"] == 0x1FFFFFFFF).all()
+
+
+def test_execute_predicate_destination_and_guard():
+    r = ptxsim.execute("setp.lt.f32 %p1, %f1, %f2;",
+                       {"%f1": np.arange(32, dtype=np.float32), "%f2": np.full(32, 3, np.float32)})
+    assert np.array_equal(r["%p1"], np.arange(32) < 3)
+    # cvt.rn.bf16x2.f32 d, a, b: a in the upper half (1.5 -> 0x3FC0), b in the lower (-2 ->
+    # 0xC000); guard-false lanes keep their old value 7
+    r = ptxsim.execute("@%p2 cvt.rn.bf16x2.f32 %r1, %f1, %f2;",
+                       {"%f1": np.full(32, 1.5, np.float32), "%f2": np.full(32, -2, np.float32),
+                        "%p2": np.arange(32) % 2 == 0, "%r1": np.full(32, 7, np.uint32)})
+    assert np.array_equal(r["%r1"], np.where(np.arange(32) % 2 == 0, 0x3FC0C000, 7))
+
+
+def test_execute_warp_collective():
+    # shfl.sync.down by 1 with c = 31: lane i reads lane i+1; lane 31 keeps its own, p false
+    r = ptxsim.execute("shfl.sync.down.b32 %r1|%p1, %r2, 1, 31, -1;",
+                       {"%r2": np.arange(32, dtype=np.uint32) * 10})
+    assert np.array_equal(r["%r1"], np.r_[np.arange(1, 32), 31] * 10)
+    assert np.array_equal(r["%p1"], np.arange(32) < 31)
+
+
+def test_execute_missing_register_is_named():
+    with pytest.raises(OperandError, match="%r3"):
+        ptxsim.execute("add.s32 %r1, %r2, %r3;", {"%r2": np.zeros(32, np.uint32)})
+
+
+def test_unknown_instruction_in_a_kernel_is_named():
+    ptx = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry k()
+{
+    .reg .b32 %r<2>;
+    frobnicate.b32 %r1, %r1;
+    ret;
+}
+"""
+    with pytest.raises(ExecutionError, match="line 7.*frobnicate"):
+        ptxsim.launch(ptx, "k", 1, 32)
+
+
+def test_brkpt_in_a_kernel_goes_through_the_misc_family():
+    ptx = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 33;
+    @%p1 brkpt;
+    ret;
+}
+"""
+    with pytest.raises(BreakpointTrap):
+        ptxsim.launch(ptx, "k", 1, 64, args=[np.zeros(1, np.uint32)])
+    ptxsim.launch(ptx, "k", 1, 32, args=[np.zeros(1, np.uint32)])   # thread 33 absent: no trap
+
+
+def test_launch_writes_into_torch_tensors():
+    torch = pytest.importorskip("torch")
+    from pathlib import Path
+    ptx = (Path(__file__).parent / "machine" / "data" / "exec" / "basic.ptx").read_text()
+    a = torch.arange(100, dtype=torch.float32)
+    b = torch.full((100,), 0.5)
+    c = torch.zeros(100)
+    ptxsim.launch(ptx, "vadd", 1, 128, args=[a, b, c, 100])
+    assert torch.equal(c, a + 0.5)
