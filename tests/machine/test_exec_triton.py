@@ -64,3 +64,62 @@ def test_triton_tma_matmul(name, threads, M, N, K):
     assert np.array_equal(cu, want)
     ref = a.astype(np.float64) @ b.astype(np.float64).T
     assert np.allclose(c.astype(np.float64), ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max())
+
+
+def test_triton_matmul_fp8():
+    # same kernel source as matmul_bf16 with e4m3 inputs and BLOCK_K = 128: tcgen05.mma
+    # kind::f8f6f4 of K = 32
+    M, N, K = 128, 128, 256
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    b = rng.standard_normal((K, N)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    c = np.zeros((M, N), np.float32)
+    launch((DATA / "matmul_fp8.ptx").read_text(), "matmul_kernel", 1, 128,
+           args=[a, b, c, M, N, K, K, 1, N, 1, N, 1, np.zeros(64, np.uint8),
+                 np.zeros(64, np.uint8)], dynamic_shared=200 * 1024)
+    want = _stepped(a, b, 32, kind="f8f6f4", atype="e4m3", btype="e4m3", ctype="f32",
+                    dtype="f32")
+    assert np.array_equal(c.view(np.uint32), want)
+
+
+def _pack_e2m1(x, axis):
+    """Two e2m1 codes per byte along `axis`, element 2i in the low nibble (Triton's packing)."""
+    x = np.moveaxis(x, axis, -1)
+    p = (x[..., 0::2] | (x[..., 1::2] << 4)).astype(np.uint8)
+    return np.ascontiguousarray(np.moveaxis(p, -1, axis))
+
+
+@pytest.mark.parametrize("fa,fb", [("e4m3", "e4m3"), ("e2m1", "e2m1"), ("e4m3", "e2m1")])
+def test_triton_dot_scaled(fa, fb):
+    # tl.dot_scaled 128x128x128 with ue8m0 scales per 32 K elements: tcgen05.cp of the scale
+    # factors, tcgen05.mma kind::mxf8f6f4 (K = 32) or kind::mxf4 (K = 64) .block_scale.block32
+    M = N = K = 128
+    rng = np.random.default_rng(len(fa + fb))
+
+    def logical(fmt, shape):
+        if fmt == "e4m3":
+            return rng.standard_normal(shape).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+        return rng.integers(0, 16, shape).astype(np.uint8)          # every e2m1 code
+    A, B = logical(fa, (M, K)), logical(fb, (K, N))
+    a = _pack_e2m1(A, 1) if fa == "e2m1" else A
+    b = _pack_e2m1(B, 0) if fb == "e2m1" else B
+    sa = rng.integers(120, 134, (M, K // 32)).astype(np.uint8)
+    sb = rng.integers(120, 134, (N, K // 32)).astype(np.uint8)
+    c = np.zeros((M, N), np.float32)
+    launch((DATA / f"dot_scaled_{fa}_{fb}.ptx").read_text(), "dot_scaled_kernel", 1, 128,
+           args=[a, sa, b, sb, c, np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
+           dynamic_shared=200 * 1024)
+    kind, step = ("mxf4", 64) if fa == fb == "e2m1" else ("mxf8f6f4", 32)
+    d = np.zeros((M, N), np.uint32)
+    for k in range(0, K, step):
+        d = mma(A[:, k:k + step], B[k:k + step], d, arch="sm_100", kind=kind, atype=fa,
+                btype=fb, ctype="f32", dtype="f32", scale_a=sa[:, k // 32:(k + step) // 32],
+                scale_b=sb.T[k // 32:(k + step) // 32], scale_type="ue8m0", block=32)
+    assert np.array_equal(c.view(np.uint32), d)
+    # and close to float64 numpy of the decoded, scaled operands
+    from ptxsim.types import decode
+    af = decode(A, fa).astype(np.float64) * np.repeat(2.0 ** (sa.astype(np.int64) - 127), 32, 1)
+    bf = decode(B, fb).astype(np.float64) * np.repeat(2.0 ** (sb.T.astype(np.int64) - 127), 32,
+                                                      0)
+    ref = af @ bf
+    assert np.allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
