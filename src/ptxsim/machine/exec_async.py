@@ -354,6 +354,14 @@ def _tma(wave, inst):
                 coords = [int(np.int64(np.int32(np.uint32(wave.read(c, ti, 32)[0]))))
                           for c in tens.vector.elements]
                 mbar = int(wave.addr(ops[2], ti)[0])
+                if cg == 2 and mbar >> 24 == 0:
+                    # Deviation (docs/executor.md): on the hardware a shared::cta address carries
+                    # the CTA rank in bit 24 and CUTLASS clears it (Sm100MmaPeerBitMask) to name
+                    # the even CTA's mbarrier; ptxsim's shared::cta addresses carry no rank, so an
+                    # own-CTA mbarrier of a .cta_group::2 load means the pair's even CTA.
+                    rank = cta % wave.launch.geometry.cluster_size
+                    mbar = int(wave.memory.shared.mapa(np.array([mbar], np.uint64),
+                                                       rank & ~1, cta)[0])
                 mask = int(wave.read(ops[3], ti, 16)[0]) if mc else None
                 tm = tm.bind(wave.memory.global_) if hasattr(tm, "bind") else tm
                 tmod.issue_tma_load(wave.proxy, t, tm, coords, wave.memory, wave.mbar, cta=cta,

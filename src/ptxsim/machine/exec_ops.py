@@ -462,43 +462,43 @@ def _bar(wave, inst):
 
 
 def _cluster_bar(wave, inst):
-    """barrier.cluster.arrive{.relaxed} / barrier.cluster.wait (9.7.13.3): every non-exited
-    thread of the cluster arrives, then waits."""
+    """barrier.cluster.arrive{.relaxed} / barrier.cluster.wait (9.7.13.3): a phase of the
+    cluster barrier completes when every non-exited thread of the cluster has arrived; the k-th
+    wait of a thread returns once k phases completed."""
     is_wait = inst.has(".wait")
     cs = wave.launch.geometry.cluster_size
 
     def run(idx):
         wave.pc[idx] += 1
-        clusters = wave.cta_of[idx] // cs
-        for c in np.unique(clusters):
-            sel = idx[clusters == c]
-            b = wave.cluster_bar.setdefault(int(c), {"arrived": set(), "phase_done": set(),
-                                                     "waiters": []})
-            if not is_wait:
-                b["arrived"].update(int(t) for t in sel)
-            else:
-                wave.status[sel] = 1
-                for t in sel:
-                    wave.wait_info[int(t)] = ("cluster", int(c))
-                b["waiters"].append(sel)
-            _cluster_check(wave, int(c))
+        if not is_wait:
+            wave.cl_arrive[idx] += 1
+            cluster_update(wave, np.unique(wave.cta_of[idx] // cs))
+            return
+        wave.cl_wait[idx] += 1
+        c = wave.cta_of[idx] // cs
+        blocked = wave.cl_wait[idx] > wave.cl_done[c]
+        sel = idx[blocked]
+        wave.status[sel] = 1
+        for t, cc in zip(sel, c[blocked]):
+            wave.wait_info[int(t)] = ("cluster", int(cc))
     return run
 
 
-def _cluster_check(wave, c):
-    b = wave.cluster_bar.get(c)
-    if b is None:
-        return
+def cluster_update(wave, clusters) -> None:
     cs = wave.launch.geometry.cluster_size
-    sl = slice(c * cs * wave.P, (c + 1) * cs * wave.P)
-    live = np.flatnonzero(wave.status[sl] != 2) + c * cs * wave.P
-    if all(int(t) in b["arrived"] for t in live):
-        for sel in b["waiters"]:
-            s = sel[wave.status[sel] == 1]
-            wave.status[s] = 0
-            for t in s:
-                wave.wait_info.pop(int(t), None)
-        del wave.cluster_bar[c]
+    for c in clusters:
+        c = int(c)
+        lo, hi = c * cs * wave.P, (c + 1) * cs * wave.P
+        st = wave.status[lo:hi]
+        live = st != 2
+        if not live.any():
+            continue
+        wave.cl_done[c] = max(wave.cl_done[c], int(wave.cl_arrive[lo:hi][live].min()))
+        waiting = np.flatnonzero((st == 1) & (wave.cl_wait[lo:hi] <= wave.cl_done[c])) + lo
+        for t in waiting:
+            if wave.wait_info.get(int(t), ("",))[0] == "cluster":
+                del wave.wait_info[int(t)]
+                wave.status[t] = 0
 
 
 # -------------------------------------------------------------------------------- mbarrier

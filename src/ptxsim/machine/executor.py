@@ -131,7 +131,10 @@ class Wave:
             self.sregs[k] = full
         self.wait_info: dict[int, tuple] = {}             # thread -> why it is blocked (keys)
         self.bars: dict[tuple, dict] = {}                 # (cta, id) -> waiters / arrived
-        self.cluster_bar: dict[int, dict] = {}
+        ncl = max(1, self.n_ctas // geo.cluster_size)
+        self.cl_arrive = np.zeros(self.N, np.int64)      # barrier.cluster arrivals per thread
+        self.cl_wait = np.zeros(self.N, np.int64)
+        self.cl_done = np.zeros(ncl, np.int64)           # completed phases per cluster
         self.compiled: dict[int, object] = {}
         self.cta_of = np.arange(self.N) // self.P
         self.tstate = {}                                  # per-CTA tcgen05 state (lazy)
@@ -274,6 +277,8 @@ class Wave:
         for cta in np.unique(self.cta_of[idx]):
             for key in [k for k in self.bars if k[0] == cta]:
                 self._bar_check(key)
+        from ptxsim.machine.exec_ops import cluster_update
+        cluster_update(self, np.unique(self.cta_of[idx] // self.launch.geometry.cluster_size))
 
     def wake(self) -> bool:
         blocked = np.flatnonzero(self.status == BLOCKED)
