@@ -123,3 +123,23 @@ def test_triton_dot_scaled(fa, fb):
                                                       0)
     ref = af @ bf
     assert np.allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_triton_num_ctas_2_cluster_matmul():
+    # tests/machine/data/exec/gen_triton_cluster.py: the TMA matmul with num_ctas=2 (BLOCK_M 256
+    # split over a 2-CTA cluster, .reqnctapercluster 2, %cluster_ctarank picks the A rows)
+    from ptxsim.machine.tensormap import TensorMap
+    ptx = (Path(__file__).parent / "data" / "exec" / "triton_matmul_2cta.ptx").read_text()
+    M, N, K = 512, 256, 192
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.zeros((M, N), ml_dtypes.bfloat16)
+    au, bu, cu = a.view(np.uint16), b.view(np.uint16), c.view(np.uint16)
+    tm = [TensorMap.for_array(x, (64, 128), swizzle="128B", dtype="bfloat16")
+          for x in (au, bu, cu)]
+    launch(ptx, "tma_matmul_kernel", (2 * M // 256, N // 128), 128,
+           args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
+                 np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=98352)
+    d = _stepped(au, bu.T, 16, kind="f16", atype="bf16", btype="bf16", ctype="f32", dtype="f32")
+    assert np.array_equal(cu, d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16))
