@@ -69,3 +69,45 @@ $L_top:
 """
     with pytest.raises(StepLimitExceeded, match="line 10"):
         launch(ptx, "spin", 1, 32, step_limit=1000)
+
+
+SPIN = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry spin_flag(.param .u64 flag, .param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<3>;
+    ld.param.u64 %rd1, [flag];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 32;
+    @%p1 bra $L_consumer;
+    // warp 1: produce after some work
+    mov.u32 %r2, 0;
+$L_work:
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p2, %r2, 50;
+    @%p2 bra $L_work;
+    st.volatile.global.u32 [%rd1], %r2;
+    ret;
+$L_consumer:
+    // warp 0: spin on the flag with plain loads (no mbarrier)
+    ld.volatile.global.u32 %r3, [%rd1];
+    setp.eq.u32 %p2, %r3, 0;
+    @%p2 bra $L_consumer;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd3, %rd2, %rd3;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}
+"""
+
+
+def test_spin_loop_on_memory_lets_the_producer_warp_run():
+    # lowest-pc-first alone would keep warp 0 spinning at the lower pc forever; warps that take
+    # a backward branch give the other warps a turn
+    flag, out = np.zeros(1, np.uint32), np.zeros(32, np.uint32)
+    launch(SPIN, "spin_flag", 1, 64, args=[flag, out], step_limit=100_000)
+    assert flag[0] == 50 and (out == 50).all()

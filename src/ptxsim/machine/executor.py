@@ -243,6 +243,11 @@ class Wave:
         guard = self.launch.guard
         status, pc = self.status, self.pc
         n_inst = len(self.program.instructions)
+        backward = {q for q, t in self.program.branch_target.items() if t <= q}
+        backward |= set(self.program.brx_targets)
+        # warps that took a backward branch while other warps could run wait for their turn
+        # (round-robin between warps; lanes of one warp stay lowest-pc-first)
+        yielded = np.zeros(self.N, bool)
         while True:
             runnable = status == RUN
             if not runnable.any():
@@ -254,8 +259,12 @@ class Wave:
                     self.wake()
                     continue
                 raise self.deadlock()
-            p = int(pc[runnable].min())
-            idx = np.flatnonzero(runnable & (pc == p))
+            turn = runnable & ~yielded
+            if not turn.any():
+                yielded[:] = False
+                turn = runnable
+            p = int(pc[turn].min())
+            idx = np.flatnonzero(turn & (pc == p))
             if p >= n_inst:
                 self.exit_threads(idx)
                 continue
@@ -265,6 +274,14 @@ class Wave:
             guard.tick(-(-idx.size // WARP_SIZE), self.program.instructions[p].loc.line)
             self.launch.steps += 1
             fn(idx)
+            if p in backward:
+                looped = idx[pc[idx] <= p]
+                if looped.size:
+                    w = np.zeros(self.N // WARP_SIZE, bool)
+                    w[looped // WARP_SIZE] = True
+                    in_w = np.repeat(w, WARP_SIZE)
+                    if (~in_w & (status == RUN)).any():
+                        yielded |= in_w
         self.finish()
 
     def finish(self) -> None:
