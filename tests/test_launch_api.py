@@ -89,3 +89,13 @@ def test_launch_writes_into_torch_tensors():
     c = torch.zeros(100)
     ptxsim.launch(ptx, "vadd", 1, 128, args=[a, b, c, 100])
     assert torch.equal(c, a + 0.5)
+
+
+def test_progress_bar_does_not_change_results(capsys):
+    from pathlib import Path
+    ptx = (Path(__file__).parent / "machine" / "data" / "exec" / "basic.ptx").read_text()
+    x = np.arange(1000, dtype=np.int32)
+    out = np.zeros(1, np.int32)
+    ptxsim.launch(ptx, "block_sum", 4, 256, args=[x, out, 1000], progress=True,
+                  max_resident_ctas=2)                  # two waves of two CTAs
+    assert out[0] == x.sum()

@@ -138,6 +138,7 @@ class Wave:
         self.compiled: dict[int, object] = {}
         self.cta_of = np.arange(self.N) // self.P
         self.tstate = {}                                  # per-CTA tcgen05 state (lazy)
+        self.on_progress = None                           # (fraction of threads done, steps)
 
     # ------------------------------------------------------------------ registers / operands
     def reg(self, name: str) -> np.ndarray:
@@ -274,6 +275,8 @@ class Wave:
             guard.tick(-(-idx.size // WARP_SIZE), self.program.instructions[p].loc.line)
             self.launch.steps += 1
             fn(idx)
+            if self.on_progress is not None and self.launch.steps % 256 == 0:
+                self.on_progress(float((status == EXITED).mean()), self.launch.steps)
             if p in backward:
                 looped = idx[pc[idx] <= p]
                 if looped.size:
@@ -524,14 +527,18 @@ class Launch:
         geo = self.geometry
         limit = self.max_resident or max(geo.cluster_size, 1 << 30)
         waves = list(geo.waves(limit))
-        bar = None
-        if self.progress:
-            bar = _progress(len(waves))
+        bar = _progress(geo.n_ctas) if self.progress else None
+        done = 0
         try:
-            for i, ctas in enumerate(waves):
-                Wave(self, ctas).run()
+            for ctas in waves:
+                wave = Wave(self, ctas)
                 if bar:
-                    bar[1](i + 1)
+                    wave.on_progress = lambda f, steps, d=done, n=ctas.size: bar[1](
+                        d + f * n, steps)
+                wave.run()
+                done += ctas.size
+                if bar:
+                    bar[1](done, self.steps)
         finally:
             if bar:
                 bar[0].stop()
@@ -539,11 +546,14 @@ class Launch:
 
 
 def _progress(total: int):
-    from rich.progress import Progress
-    p = Progress()
-    task = p.add_task("ptxsim launch (waves)", total=total)
+    """A rich progress bar over the grid's CTAs (a wave's share advances as its threads exit)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    p = Progress(TextColumn("ptxsim launch"), BarColumn(), TextColumn("{task.completed:.0f}/"
+                 "{task.total} CTAs"), TextColumn("{task.fields[steps]} steps"),
+                 TimeElapsedColumn())
+    task = p.add_task("launch", total=total, steps=0)
     p.start()
-    return p, lambda n: p.update(task, completed=n)
+    return p, lambda n, steps: p.update(task, completed=n, steps=steps)
 
 
 def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str = "sm_100a",
