@@ -41,3 +41,56 @@ def test_cute_dense_gemm(name, cluster, b_rows, obj):
     # epilogue cvt.rn.f16x2.f32 == numpy's round-to-nearest-even float32 -> float16
     want = d.view(np.float32).astype(np.float16).view(np.uint16)
     assert np.array_equal(cu, want)
+
+
+def fastdivmod(d: int) -> bytes:
+    """CuTe's FastDivmod parameter struct (12 bytes: divisor, multiplier, shift1, shift2), as the
+    kernels use it: q = (((x - hi(x*m)) >> s1) + hi(x*m)) >> s2 (Granlund-Montgomery, the
+    round-up multiplier; the PTX shows exactly this sequence: mul.hi, sub, shr, add, shr)."""
+    import struct
+    length = (d - 1).bit_length()
+    m = ((1 << 32) * ((1 << length) - d)) // d + 1
+    return struct.pack("<IIBBxx", d, m & 0xFFFFFFFF, min(length, 1), max(length - 1, 0))
+
+
+def test_fastdivmod_helper_divides():
+    x = np.arange(0, 5000, dtype=np.uint64)
+    for d in (1, 2, 3, 4, 7, 148):
+        _, m, s1, s2 = __import__("struct").unpack("<IIBBxx", fastdivmod(d))
+        hi = (x * np.uint64(m)) >> np.uint64(32)
+        q = (((x - hi) >> np.uint64(s1)) + hi) >> np.uint64(s2)
+        assert np.array_equal(q, x // d)
+
+
+@pytest.mark.parametrize("name,cluster,dt,kind,kstep,a_box,b_box,obj", [
+    ("cute_persistent_gemm_fp8_1cta", 1, "e4m3", "f8f6f4", 32, (128, 128), (128, 256), 32),
+    ("cute_persistent_gemm_bf16_2cta", 2, "bf16", "f16", 16, (64, 128), (64, 128), 64)])
+def test_cute_persistent_gemm(name, cluster, dt, kind, kstep, a_box, b_box, obj):
+    # PersistentDenseGemmKernel: 192 threads (TMA, MMA and 4 epilogue warps), static problem
+    # 512 x 256 x 512 (the fake tensors it was compiled for), bf16 C. Tiles 128 x 256 (fp8) or
+    # 256 x 256 per 2-CTA cluster (bf16): 4 resp. 2 tiles, run by 2 persistent CTAs / clusters
+    # (grid z = 2), so each loops over two tiles. Parameters 4..7: FastDivmod of the tile counts
+    # along M and N (then cluster shape, unused here).
+    import ml_dtypes
+    M, N, K = 512, 256, 512
+    rng = np.random.default_rng(5)
+    np_dt = ml_dtypes.float8_e4m3fn if dt == "e4m3" else ml_dtypes.bfloat16
+    bits = np.uint8 if dt == "e4m3" else np.uint16
+    a = rng.standard_normal((M, K)).astype(np_dt).view(bits)
+    b = rng.standard_normal((N, K)).astype(np_dt).view(bits)
+    c = np.zeros((M, N), np.uint16)
+    tdt = "uint8" if dt == "e4m3" else "bfloat16"
+    ta = TensorMap.for_array(a, a_box, swizzle="128B", dtype=tdt)
+    tb = TensorMap.for_array(b, b_box, swizzle="128B", dtype=tdt)
+    tc = TensorMap.for_array(c, (32, 128), swizzle="64B", dtype="bfloat16")
+    tile_m = 128 * cluster
+    m = parse_module((DATA / f"{name}.ptx").read_text())
+    launch(m, m.entries[0].name, (cluster, 1, 2), 192, cluster=(cluster, 1, 1),
+           args=[bytes(obj), ta, tb, tc, fastdivmod(M // tile_m), fastdivmod(N // 256),
+                 fastdivmod(1), fastdivmod(1)], dynamic_shared=227 * 1024)
+    d = np.zeros((M, N), np.uint32)
+    for k in range(0, K, kstep):
+        d = mma(a[:, k:k + kstep], b.T[k:k + kstep], d, arch="sm_100", kind=kind, atype=dt,
+                btype=dt, ctype="f32", dtype="f32")
+    want = d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+    assert np.array_equal(c, want)
