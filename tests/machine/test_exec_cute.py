@@ -94,3 +94,60 @@ def test_cute_persistent_gemm(name, cluster, dt, kind, kstep, a_box, b_box, obj)
                 btype=dt, ctype="f32", dtype="f32")
     want = d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
     assert np.array_equal(c, want)
+
+
+def _sf_atoms(s):
+    """(MN, K/32) ue8m0 scales -> CuTe's scale-factor atoms (tile_atom_to_shape_SF, K-major):
+    512-byte atoms of 128 rows x 4 scales, byte 16*(m%32) + 4*((m/32)%4) + k%4 (FACTS section
+    4; CUTLASS create_and_reorder_scale_factor_tensor), K atoms contiguous, then M tiles."""
+    mn, sk = s.shape
+    out = np.zeros((mn // 128, sk // 4, 512), np.uint8)
+    m, k = np.arange(mn)[:, None], np.arange(sk)[None, :]
+    out[m // 128, k // 4, 16 * (m % 32) + 4 * ((m // 32) % 4) + k % 4] = s
+    return out
+
+
+def test_cute_blockscaled_persistent_mxf8_gemm():
+    # Sm100BlockScaledPersistentDenseGemmKernel(sf_vec 32, tiler 128x128, cluster 1x1), e4m3 A/B
+    # K-major, ue8m0 scales, f16 C. Parameters: TiledMMA states (12 bytes each, zero), then per
+    # TMA tensor its CUtensorMap and its (dim0, dim1, dim2) u32 shape, tile counts (M/128, N/128,
+    # L), FastDivmods of the tile counts, cluster shape. The scale-factor maps copy one 512-byte
+    # atom per (M tile, K tile) (expect-tx 33792 = 2 x 16384 + 2 x 512 in the PTX); they are
+    # expressed here as 64 x u64 boxes over the atom array.
+    import struct
+
+    import ml_dtypes
+    M, N, K = 256, 256, 256
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    sa = rng.integers(118, 129, (M, K // 32)).astype(np.uint8)
+    sb = rng.integers(118, 129, (N, K // 32)).astype(np.uint8)
+    SA, SB = _sf_atoms(sa), _sf_atoms(sb)
+    c = np.zeros((M, N), np.uint16)
+    tri = lambda x, y, z: struct.pack("<III", x, y, z)  # noqa: E731
+    ta = TensorMap.encode_tiled("uint8", 3, a, (K, M, 1), (K, M * K), (128, 128, 1),
+                                swizzle="128B")
+    tb = TensorMap.encode_tiled("uint8", 3, b, (K, N, 1), (K, N * K), (128, 128, 1),
+                                swizzle="128B")
+
+    def sfmap(S):
+        rm, rk, _ = S.shape
+        return TensorMap.encode_tiled("uint64", 4, S, (64, rm, rk, 1),
+                                      (512 * rk, 512, 512 * rk * rm), (64, 1, 1, 1))
+    tc = TensorMap.encode_tiled("float16", 3, c, (N, M, 1), (N * 2, M * N * 2), (32, 128, 1),
+                                swizzle="64B")
+    m = parse_module((DATA / "cute_blockscaled_mxf8_1cta.ptx").read_text())
+    launch(m, m.entries[0].name, (1, 1, 2), 192, dynamic_shared=227 * 1024,
+           args=[bytes(12), bytes(12), ta, tri(M, K, 1), tb, tri(N, K, 1), sfmap(SA),
+                 tri(M, K, 1), sfmap(SB), tri(N, K, 1), tc, tri(M, N, 1), M // 128, N // 128, 1,
+                 fastdivmod(M // 128), fastdivmod(N // 128), 1, 1, 1, fastdivmod(1),
+                 fastdivmod(1)])
+    d = np.zeros((M, N), np.uint32)
+    for k in range(0, K, 32):
+        d = mma(a[:, k:k + 32], b.T[k:k + 32], d, arch="sm_100", kind="mxf8f6f4", atype="e4m3",
+                btype="e4m3", ctype="f32", dtype="f32", scale_a=sa[:, k // 32:k // 32 + 1],
+                scale_b=sb.T[k // 32:k // 32 + 1], scale_type="ue8m0", block=32)
+    want = d.view(np.float32).astype(np.float16)
+    assert np.isfinite(want).all()
+    assert np.array_equal(c, want.view(np.uint16))
