@@ -111,3 +111,16 @@ def test_spin_loop_on_memory_lets_the_producer_warp_run():
     flag, out = np.zeros(1, np.uint32), np.zeros(32, np.uint32)
     launch(SPIN, "spin_flag", 1, 64, args=[flag, out], step_limit=100_000)
     assert flag[0] == 50 and (out == 50).all()
+
+
+def test_call_of_a_noinline_device_function():
+    # use_call: out[i] = scale_add(a[i], 1, i % 4) with r = 2r + 1 repeated (i % 4) times, each
+    # step one fma.rn.f32 (2r + 1 is exact in float64, so one float32 rounding per step)
+    a = np.random.default_rng(4).random(100).astype(np.float32)
+    out = np.zeros(100, np.float32)
+    launch(PTX, "use_call", 1, 128, args=[a, out, 100])
+    ref = a.copy()
+    for i in range(100):
+        for _ in range(i % 4):
+            ref[i] = np.float32(np.float64(ref[i]) * 2 + 1)
+    assert np.array_equal(out, ref)

@@ -87,7 +87,11 @@ def handler(wave, pc: int, inst):
             return _bra(wave, pc, inst)
         if op == "brx":
             return _brx(wave, pc, inst)
-        if op in ("ret", "exit"):
+        if op == "call":
+            return _call(wave, pc, inst)
+        if op == "ret":
+            return _ret(wave)
+        if op == "exit":
             return wave.exit_threads
         if op == "bar" and inst.has(".warp"):         # bar.warp.sync membermask (9.7.13.2)
             return lambda idx: _advance(wave, idx)
@@ -281,6 +285,17 @@ def _extend(vals: np.ndarray, size: int, signed: bool, reg_dtype) -> np.ndarray:
     return vals
 
 
+def _callparam(wave, a):
+    """The per-thread byte array of a call-site / formal .param (None for other addresses)."""
+    if a.base is None or a.base not in wave.program.call_params:
+        return None
+    arr = wave.callparams.get(a.base)
+    if arr is None:
+        arr = wave.callparams[a.base] = np.zeros((wave.N, max(wave.program.call_params[a.base],
+                                                              1)), np.uint8)
+    return arr
+
+
 def _ld(wave, inst):
     t = _type(inst)
     size = TYPE_BYTES[t]
@@ -294,8 +309,13 @@ def _ld(wave, inst):
         raise UnsupportedFeature("ld of .b128 is not modelled")
 
     def run(idx):
-        addr = wave.addr(a, idx)
-        vals = mem.load(space, addr, size, vec=vec, thread=idx)
+        cp = _callparam(wave, a) if space in ("param", "generic") else None
+        if cp is not None:
+            raw = cp[idx, a.offset:a.offset + size * vec]
+            vals = raw.copy().view(f"<u{size}").reshape(idx.size, vec)
+        else:
+            addr = wave.addr(a, idx)
+            vals = mem.load(space, addr, size, vec=vec, thread=idx)
         for k, e in enumerate(elems):
             if isinstance(e, Register) and e.name == "_":
                 continue
@@ -323,13 +343,17 @@ def _st(wave, inst):
         raise UnsupportedFeature("st of .b128 is not modelled")
 
     def run(idx):
-        addr = wave.addr(a, idx)
         vals = np.zeros((idx.size, vec), UINT[size])
         for k, e in enumerate(elems):
             v = wave.read(e, idx, 8 * size, ftype)
             vals[:, k] = (v.astype(np.uint64) & np.uint64((1 << 8 * size) - 1 if size < 8
                                                           else ~0)).astype(UINT[size])
-        mem.store(space, addr, vals, size, vec=vec, thread=idx)
+        cp = _callparam(wave, a) if space in ("param", "generic") else None
+        if cp is not None:
+            cp[idx, a.offset:a.offset + size * vec] = vals.view(np.uint8).reshape(idx.size, -1)
+            wave.pc[idx] += 1
+            return
+        mem.store(space, wave.addr(a, idx), vals, size, vec=vec, thread=idx)
         wave.pc[idx] += 1
     return run
 
@@ -439,6 +463,73 @@ def _brx(wave, pc, inst):
                                     f"{int(i[(i < 0) | (i >= table.size)][0])} outside the "
                                     f"{table.size}-entry .branchtargets list")
         wave.pc[idx] = table[i]
+    return run
+
+
+MAX_CALL_DEPTH = 64
+
+
+def _call(wave, pc, inst):
+    """call{.uni} (ret), func, (args) (9.7.8.4): the actual .param bytes are copied into the
+    callee's formal parameters, the call site is pushed on the thread's stack."""
+    from ptxsim.ptx.instruction import Group
+    from ptxsim.machine.program import _callee_name
+    callee = wave.program.functions[_callee_name(inst)]
+    groups = [o for o in inst.operands if isinstance(o, Group)]
+    has_ret = isinstance(inst.operands[0], Group)
+    args = groups[1] if has_ret else (groups[0] if groups else None)
+    actual = [e.name for e in args.elements] if args is not None else []
+    if len(actual) != len(callee.params):
+        raise OperandError(f"call of {callee.name} with {len(actual)} arguments; it declares "
+                           f"{len(callee.params)} parameters")
+
+    def run(idx):
+        if (wave.sp[idx] >= MAX_CALL_DEPTH).any():
+            raise UnsupportedFeature(f"line {inst.loc.line}: call depth beyond {MAX_CALL_DEPTH}")
+        for i in range(int(wave.sp[idx].max()) if idx.size else 0):
+            live = wave.sp[idx] > i
+            sites = wave.stack[idx[live], i]
+            if any(wave.program.functions[_callee_name(wave.program.instructions[s])].name
+                   == callee.name for s in np.unique(sites)):
+                raise UnsupportedFeature(f"line {inst.loc.line}: recursive call of "
+                                         f"{callee.name} (registers are not saved per call)")
+        for formal, act in zip(callee.params, actual):
+            src = _callparam(wave, Address(act))
+            dst = _callparam(wave, Address(formal))
+            n = min(src.shape[1], dst.shape[1])
+            dst[idx, :n] = src[idx, :n]
+        wave.stack[idx, wave.sp[idx]] = pc
+        wave.sp[idx] += 1
+        wave.pc[idx] = callee.entry
+    return run
+
+
+def _ret(wave):
+    """ret: back to the call site (copying the formal return parameters into the call's
+    return .param), or exit in the kernel itself."""
+    from ptxsim.ptx.instruction import Group
+    from ptxsim.machine.program import _callee_name
+
+    def run(idx):
+        top = wave.sp[idx] == 0
+        if top.any():
+            wave.exit_threads(idx[top])
+        rest = idx[~top]
+        if not rest.size:
+            return
+        wave.sp[rest] -= 1
+        sites = wave.stack[rest, wave.sp[rest]]
+        for site in np.unique(sites):
+            sel = rest[sites == site]
+            call = wave.program.instructions[int(site)]
+            callee = wave.program.functions[_callee_name(call)]
+            if isinstance(call.operands[0], Group):
+                for formal, e in zip(callee.returns, call.operands[0].elements):
+                    src = _callparam(wave, Address(formal))
+                    dst = _callparam(wave, Address(e.name))
+                    n = min(src.shape[1], dst.shape[1])
+                    dst[sel, :n] = src[sel, :n]
+            wave.pc[sel] = int(site) + 1
     return run
 
 

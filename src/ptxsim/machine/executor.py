@@ -139,6 +139,9 @@ class Wave:
         self.cta_of = np.arange(self.N) // self.P
         self.tstate = {}                                  # per-CTA tcgen05 state (lazy)
         self.on_progress = None                           # (fraction of threads done, steps)
+        self.callparams: dict[str, np.ndarray] = {}       # per-thread call .param bytes
+        self.stack = np.zeros((self.N, 64), np.int64)     # call sites
+        self.sp = np.zeros(self.N, np.int64)
 
     # ------------------------------------------------------------------ registers / operands
     def reg(self, name: str) -> np.ndarray:

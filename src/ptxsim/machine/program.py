@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ptxsim.errors import OperandError, PtxValidationError
-from ptxsim.ptx.instruction import Instruction
+import dataclasses
+
+from ptxsim.errors import OperandError, PtxValidationError, UnsupportedFeature
+from ptxsim.ptx.instruction import (Address, Group, Instruction, Predicate, Register,
+                                    RegisterPair, Vector)
 from ptxsim.ptx.module import Block, Directive, LabelDef, RegDecl, RegisterTable, Variable
 
 # bytes of one element of a PTX fundamental type (5.2.1)
@@ -31,6 +34,8 @@ class Program:
     variables: list[Variable]                     # module variables + function-scope ones
     labels: dict[str, int] = field(default_factory=dict)   # outermost definition of each label
     brx_targets: dict[int, list[int]] = field(default_factory=dict)  # brx.idx pc -> table
+    functions: dict[str, "Callee"] = field(default_factory=dict)     # .func bodies (renamed)
+    call_params: dict[str, int] = field(default_factory=dict)       # per-thread .param bytes
 
     @classmethod
     def build(cls, module, kernel: str) -> "Program":
@@ -51,12 +56,20 @@ class Program:
         tables: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}   # .branchtargets
         last_label = [None]
 
+        call_params: dict[str, int] = {}
+        rename = [None]
+
         def walk(block: Block, chain: tuple[int, ...]):
             bid = counter[0]
             counter[0] += 1
             chain = chain + (bid,)
             labels = block_labels.setdefault(bid, {})
             for s in block.statements:
+                if rename[0] is not None and isinstance(s, (Instruction, RegDecl, Variable)):
+                    s = rename[0](s)
+                if isinstance(s, Variable) and s.space == ".param":
+                    call_params[s.name] = _param_bytes(s)
+                    continue
                 if isinstance(s, Instruction):
                     insts.append(s)
                     scopes.append(chain)
@@ -79,6 +92,34 @@ class Program:
             raise PtxValidationError(f"line {inst.loc.line}: branch target '{name}' is "
                                      "not defined in an enclosing scope")
         walk(fn.body, ())
+        # .func bodies reachable through call, appended after the kernel with their registers
+        # and parameters renamed "func::name" (PTX registers and params are function-local)
+        functions: dict[str, Callee] = {}
+        todo = [i for i in insts if i.opcode == "call"]
+        while todo:
+            call = todo.pop()
+            name = _callee_name(call)
+            if name in functions:
+                continue
+            try:
+                f = module.function(name)
+            except KeyError:
+                f = None
+            if f is None or f.body is None:
+                raise UnsupportedFeature(f"line {call.loc.line}: call of '{name}', which has no "
+                                         "body in this module (extern functions such as vprintf "
+                                         "are not modelled)")
+            local = {p.name for p in list(f.params) + list(f.return_params or [])}
+            ftable = RegisterTable(f.registers)
+            rename[0] = _renamer(name, lambda n, L=local, T=ftable: n in L or T.get(n) is not None)
+            start = len(insts)
+            for p in list(f.params) + list(f.return_params or []):
+                call_params[f"{name}::{p.name}"] = _param_bytes(p)
+            walk(f.body, ())
+            rename[0] = None
+            functions[name] = Callee(name, start, [f"{name}::{p.name}" for p in f.params],
+                                     [f"{name}::{p.name}" for p in (f.return_params or [])])
+            todo += [i for i in insts[start:] if i.opcode == "call"]
         targets: dict[int, int] = {}
         brx: dict[int, list[int]] = {}
         for pc, inst in enumerate(insts):
@@ -95,7 +136,7 @@ class Program:
         for bid in sorted(block_labels, reverse=True):
             labels.update(block_labels[bid])
         return cls(module, fn, insts, targets, RegisterTable(decls),
-                   list(module.variables) + fvars, labels, brx)
+                   list(module.variables) + fvars, labels, brx, functions, call_params)
 
     def line(self, pc: int) -> int | None:
         if 0 <= pc < len(self.instructions):
@@ -106,3 +147,59 @@ class Program:
         if 0 <= pc < len(self.instructions):
             return str(self.instructions[pc])
         return "<end of kernel>"
+
+
+@dataclass
+class Callee:
+    name: str
+    entry: int                       # pc of its first instruction
+    params: list[str]                # renamed formal parameters
+    returns: list[str]
+
+
+def _param_bytes(v) -> int:
+    n = TYPE_BYTES.get(v.type or ".b8", 1)
+    for d in v.dims:
+        n *= int(d or 0)
+    return n
+
+
+def _callee_name(call) -> str:
+    for o in call.operands:
+        if not isinstance(o, Group):
+            return o.name
+    raise PtxValidationError(f"line {call.loc.line}: call without a target")
+
+
+def _renamer(func: str, is_local):
+    """Rename a callee's registers / parameters to 'func::name' in instructions and decls."""
+    def name(n):
+        return f"{func}::{n}" if is_local(n) else n
+
+    def op(o):
+        if isinstance(o, Register):
+            return dataclasses.replace(o, name=name(o.name))
+        if isinstance(o, Address):
+            return dataclasses.replace(o, base=name(o.base) if o.base else o.base,
+                                       vector=op(o.vector) if o.vector else None)
+        if isinstance(o, (Vector, Group)):
+            return dataclasses.replace(o, elements=tuple(op(e) for e in o.elements))
+        if isinstance(o, RegisterPair):
+            return dataclasses.replace(o, first=op(o.first), second=op(o.second))
+        if hasattr(o, "name") and is_local(o.name):          # a Label naming a parameter
+            return dataclasses.replace(o, name=name(o.name))
+        return o
+
+    def rename(s):
+        if isinstance(s, Instruction):
+            pred = s.predicate
+            if pred is not None:
+                pred = Predicate(name(pred.name), pred.negated)
+            return dataclasses.replace(s, operands=tuple(op(o) for o in s.operands),
+                                       predicate=pred)
+        if isinstance(s, RegDecl):
+            return dataclasses.replace(s, items=tuple((f"{func}::{p}", c) for p, c in s.items))
+        if isinstance(s, Variable):
+            return dataclasses.replace(s, name=f"{func}::{s.name}")
+        return s
+    return rename

@@ -47,3 +47,14 @@ extern "C" __global__ void hang(int* flag) {
                  "@!p bra wait_%=;\n}" :: "r"(addr));
     flag[threadIdx.x] = 1;
 }
+
+// A non-inlined device function: call with .param arguments and a return value.
+__device__ __noinline__ float scale_add(float x, float y, int k) {
+    float r = x;
+    for (int i = 0; i < k; ++i) r = r * 2.0f + y;
+    return r;
+}
+extern "C" __global__ void use_call(const float* a, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = scale_add(a[i], 1.0f, i % 4);
+}
