@@ -42,7 +42,8 @@ def dense_bf16(ptx: str, rng, K: int = 64) -> DemoResult:
     B = rng.standard_normal((64, K)).astype(ml_dtypes.bfloat16)
     D = np.zeros((128, 64), np.float32)
     t = time.perf_counter()
-    run = launch(ptx, "dense_bf16_gemm", 1, 128, args=[A.view(np.uint16), B.view(np.uint16), D, K],
+    run = launch(ptx, "dense_bf16_gemm", 1, 128,
+                 args=[A.view(np.uint16), B.view(np.uint16), D, K],
                  dynamic_shared=(128 + 64) * K * 2 + 16)
     dt = time.perf_counter() - t
     d = np.zeros((128, 64), np.uint32)
@@ -95,8 +96,9 @@ def mxf8(ptx: str, rng) -> DemoResult:
     SB = rng.integers(120, 135, (64, 4)).astype(np.uint8)
     D = np.zeros((128, 64), np.float32)
     t = time.perf_counter()
-    run = launch(ptx, "mxf8_gemm", 1, 128, args=[A.view(np.uint8), B.view(np.uint8),
-                                                  SA.view("<u4").ravel(), SB.view("<u4").ravel(), D],
+    run = launch(ptx, "mxf8_gemm", 1, 128,
+                 args=[A.view(np.uint8), B.view(np.uint8), SA.view("<u4").ravel(),
+                       SB.view("<u4").ravel(), D],
                  dynamic_shared=192 * K + 16)
     dt = time.perf_counter() - t
     d = np.zeros((128, 64), np.uint32)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import OperandError, UnsupportedFeature, UndefinedBehavior
+from ptxsim.errors import UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.ptx.instruction import Address, Immediate, Register, Vector
 

@@ -11,10 +11,8 @@ from ptxsim.errors import (ExecutionError, OperandError, TrapExecuted, Unsupport
                            UndefinedBehavior)
 from ptxsim.isa import base as isa_base
 from ptxsim.machine.grid import WARP_SIZE
-from ptxsim.machine.memory import WINDOWS
 from ptxsim.machine.program import TYPE_BYTES
-from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, RegisterPair,
-                                    SpecialRegister, Vector)
+from ptxsim.ptx.instruction import Address, Register, RegisterPair, SpecialRegister, Vector
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SPACE_QUALS = {".global": "global", ".shared": "shared::cta", ".shared::cta": "shared::cta",

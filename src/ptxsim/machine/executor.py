@@ -16,61 +16,28 @@ Scheduling model (documented choice, docs/executor.md):
 """
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import (DeadlockError, ExecutionError, OperandError, UnsupportedFeature,
-                           UndefinedBehavior)
-from ptxsim.isa import base as isa_base
+from ptxsim.errors import DeadlockError, OperandError, UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine.async_proxy import AsyncProxy
 from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
 from ptxsim.machine.mbarrier import Mbarriers
-from ptxsim.machine.memory import WINDOWS, GlobalMemory, Memory
+from ptxsim.machine.memory import GlobalMemory, Memory
 from ptxsim.machine.program import TYPE_BYTES, Program
 from ptxsim.machine.watchdog import StepGuard, Wait, deadlock_error
 from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, RegisterPair,
-                                    SpecialRegister, Vector)
+                                    SpecialRegister)
 
 RUN, BLOCKED, EXITED = 0, 1, 2
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-SPACE_QUALS = {".global": "global", ".shared": "shared::cta", ".shared::cta": "shared::cta",
-               ".shared::cluster": "shared::cluster", ".local": "local", ".param": "param",
-               ".param::entry": "param", ".param::func": "param", ".const": "const"}
-TYPE_RE = re.compile(r"^\.(b|u|s|f|bf)(8|16|32|64|128)$")
-# base instructions whose semantics live in ptxsim.isa.base (PTX 9.7.1-9.7.9)
-BASE_OPS = {"add", "sub", "addc", "subc", "mul", "mad", "madc", "fma", "mul24", "mad24", "sad",
-            "div", "rem", "abs", "neg", "min", "max", "popc", "clz", "brev", "bfind", "bfe",
-            "bfi", "fns", "bmsk", "szext", "dp4a", "dp2a", "and", "or", "xor", "not", "cnot",
-            "lop3", "shl", "shr", "shf", "prmt", "setp", "set", "selp", "slct", "rcp", "sqrt",
-            "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "cvt"}
-WARP_OPS = {"shfl", "vote", "match", "redux", "elect", "activemask"}
-NO_OPS = {"fence", "membar", "prefetch", "prefetchu", "nanosleep", "griddepcontrol",
-          "setmaxnreg", "pmevent", "fence.proxy", "cp.async.bulk.prefetch",
-          "cp.async.bulk.prefetch.tensor", "applypriority", "discard", "createpolicy"}
-
-
 def _reg_dtype(t: str | None):
     if t is None:
         return None
     if t == ".pred":
         return np.bool_
     return UINT.get(TYPE_BYTES.get(t, 0))
-
-
-def _width_of_type(t: str) -> int:
-    return 8 * TYPE_BYTES[t]
-
-
-def _itype(inst) -> str | None:
-    ts = inst.types
-    return ts[-1] if ts else None
-
-
-def _signed_type(t: str) -> bool:
-    return t.startswith(".s")
 
 
 def _align(x: int, a: int) -> int:
