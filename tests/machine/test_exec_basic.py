@@ -124,3 +124,27 @@ def test_call_of_a_noinline_device_function():
         for _ in range(i % 4):
             ref[i] = np.float32(np.float64(ref[i]) * 2 + 1)
     assert np.array_equal(out, ref)
+
+
+def test_distributed_shared_memory_in_a_cluster():
+    # cooperative_groups map_shared_rank (mapa) + st.shared::cluster + barrier.cluster: every CTA
+    # reads what its peer (rank ^ 1) wrote: 1000 * peer_rank + tid
+    out = np.zeros(4 * 64, np.int32)
+    launch(PTX, "dsmem_swap", 4, 64, args=[out])         # __cluster_dims__(2,1,1) -> 2 clusters
+    got = out.reshape(4, 64)
+    t = np.arange(64)
+    for cta in range(4):
+        assert np.array_equal(got[cta], 1000 * ((cta % 2) ^ 1) + t)
+
+
+def test_atomics_and_sign_extending_loads():
+    counters = np.zeros(5, np.int32)
+    b = np.arange(-64, 64, 2).astype(np.int8)
+    w = np.zeros(64, np.int32)
+    launch(PTX, "atomics", 1, 64, args=[counters, b, w])
+    t = np.arange(64)
+    assert counters[0] == 64
+    assert counters[1] == (t * 7 - 100).max() and counters[2] == (50 - t).min()
+    assert 1 <= counters[3] <= 64          # one CAS wins (which one: any order is allowed)
+    assert 0 <= counters[4] <= 63          # the last exchange, some thread's t
+    assert np.array_equal(w, b.astype(np.int32))

@@ -58,3 +58,29 @@ extern "C" __global__ void use_call(const float* a, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = scale_add(a[i], 1.0f, i % 4);
 }
+
+// Distributed shared memory: each CTA of a 2-CTA cluster writes its rank into the peer's shared
+// memory (mapa + st.shared::cluster), barrier.cluster, then reads what the peer wrote.
+#include <cooperative_groups.h>
+extern "C" __global__ void __cluster_dims__(2, 1, 1) dsmem_swap(int* out) {
+    namespace cg = cooperative_groups;
+    __shared__ int box[64];
+    cg::cluster_group cluster = cg::this_cluster();
+    unsigned rank = cluster.block_rank();
+    int* peer = cluster.map_shared_rank(box, rank ^ 1);
+    peer[threadIdx.x] = 1000 * (int)rank + threadIdx.x;
+    cluster.sync();
+    out[blockIdx.x * 64 + threadIdx.x] = box[threadIdx.x];
+    cluster.sync();
+}
+
+// Atomics and sign-extending loads.
+extern "C" __global__ void atomics(int* counters, const signed char* bytes, int* widened) {
+    int t = threadIdx.x;
+    atomicAdd(&counters[0], 1);
+    atomicMax(&counters[1], t * 7 - 100);
+    atomicMin(&counters[2], 50 - t);
+    atomicCAS(&counters[3], 0, t + 1);          // exactly one thread wins (the first in order)
+    atomicExch(&counters[4], t);
+    widened[t] = bytes[t];                      // ld.global.s8 -> sign extension
+}
