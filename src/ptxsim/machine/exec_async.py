@@ -70,6 +70,8 @@ def handler(wave, pc, inst):
         return wg
     if op == "cp.async":
         return _cp_async(wave, inst)
+    if op == "tensormap.replace":
+        return _tensormap_replace(wave, inst)
     if op == "ldmatrix":
         return _ldmatrix(wave, inst)
     if op == "stmatrix":
@@ -561,3 +563,52 @@ def _stmatrix(wave, inst):
             wave.memory.store(space, ra, data, 4, vec=4, thread=th)
         _adv(wave, idx)
     return run
+
+
+# ------------------------------------------------------------------------- tensormap.replace
+TM_FIELDS_NATURAL = ("global_address", "rank", "box_dim", "global_dim", "global_stride",
+                     "element_stride")
+
+
+def _tensormap_replace(wave, inst):
+    """tensormap.replace.tile.field{.ss}.b1024.type [addr], {ord,} new_val (PTX 9.7.9.x): one
+    field of the 128-byte tensor map at addr (.global or .shared::cta, generic by default)
+    replaced; `.rank` takes rank - 1 (the ISA: "ones less than the desired tensor rank").
+    The .field3 forms (elemtype, interleave_layout, swizzle_mode, swizzle_atomicity,
+    fill_mode) take immediates whose code table (the ISA's Table 33) is not available here:
+    UnsupportedFeature."""
+    from ptxsim.machine.tensormap import TensorMap
+    field = next((q[1:] for q in inst.qualifiers if q[1:] in TM_FIELDS_NATURAL), None)
+    if field is None:
+        raise UnsupportedFeature(f"{inst.mnemonic}: only the fields {', '.join(TM_FIELDS_NATURAL)}"
+                                 " are modelled (the codes of the other fields, the ISA's Table "
+                                 "33, are not available)")
+    space = next((q for q in (".global", ".shared::cta") if inst.has(q)), None)
+    ops = inst.operands
+    has_ord = field in ("box_dim", "global_dim", "global_stride", "element_stride")
+    mem = wave.memory
+
+    def run(idx):
+        for t in idx:
+            t = int(t)
+            ti = np.array([t])
+            addr = int(wave.addr(ops[0], ti)[0])
+            value = int(wave.read(ops[-1], ti, 64 if field in ("global_address",
+                                                                "global_stride") else 32)[0])
+            ordinal = int(ops[1].value) if has_ord else None
+            sp = {".global": "global", ".shared::cta": "shared::cta"}.get(space, "generic")
+            blob = mem.read_block(sp, addr, 128, thread=t)
+            tm = TensorMap.from_bytes(blob)
+            if field == "rank":
+                value += 1
+            new = tm.replaced(field, value, ordinal).to_bytes()
+            _store_block(mem, sp, addr, new, t)
+        _adv(wave, idx)
+    return run
+
+
+def _store_block(mem, space, addr, data: bytes, t):
+    words = np.frombuffer(data, "<u4")
+    for k in range(0, words.size, 4):
+        mem.store(space, np.array([addr + 4 * k], np.uint64), words[k:k + 4].reshape(1, 4), 4,
+                  vec=4, thread=np.array([t]))
