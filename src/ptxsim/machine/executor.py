@@ -408,9 +408,8 @@ class Launch:
     def __init__(self, ptx, kernel: str, grid, block, cluster=None, args=(), *,
                  target: str = "sm_100a", dynamic_shared: int = 0, step_limit: int = 50_000_000,
                  progress: bool = False, max_resident_ctas: int | None = None):
-        from ptxsim.ptx import parse_module
         from ptxsim.ptx.module import Module
-        module = ptx if isinstance(ptx, Module) else parse_module(ptx)
+        module = ptx if isinstance(ptx, Module) else _parsed(ptx)
         self.module = module
         self.program = Program.build(module, kernel)
         self.target = target
@@ -513,6 +512,21 @@ class Launch:
             if bar:
                 bar[0].stop()
         return self
+
+
+_MODULES: dict[str, object] = {}
+
+
+def _parsed(text: str):
+    """parse_module with a small cache: launching the same PTX again skips the parse (the
+    executor never modifies a Module)."""
+    from ptxsim.ptx import parse_module
+    m = _MODULES.get(text)
+    if m is None:
+        if len(_MODULES) >= 8:
+            _MODULES.pop(next(iter(_MODULES)))
+        m = _MODULES[text] = parse_module(text)
+    return m
 
 
 def _progress(total: int):
