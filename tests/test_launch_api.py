@@ -99,3 +99,36 @@ def test_progress_bar_does_not_change_results(capsys):
     ptxsim.launch(ptx, "block_sum", 4, 256, args=[x, out, 1000], progress=True,
                   max_resident_ctas=2)                  # two waves of two CTAs
     assert out[0] == x.sum()
+
+
+def test_video_instruction_in_execute_and_in_a_kernel():
+    # vadd4.u32.u32.u32.sat: per-byte unsigned saturating add (9.7.18.2.3), hand-derived:
+    # 0x01FF7F10 + 0x01010101 -> bytes 02, FF (saturated), 80, 11
+    a = np.full(32, 0x01FF7F10, np.uint32)
+    b = np.full(32, 0x01010101, np.uint32)
+    c = np.zeros(32, np.uint32)
+    r = ptxsim.execute("vadd4.u32.u32.u32.sat %r1, %r2, %r3, %r4;",
+                       {"%r2": a, "%r3": b, "%r4": c})
+    assert (r["%r1"] == 0x02FF8011).all()
+    ptx = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r2, 0x01FF7F10;
+    mov.u32 %r3, 0x01010101;
+    mov.u32 %r4, 0;
+    vadd4.u32.u32.u32.sat %r1, %r2, %r3, %r4;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r5, %tid.x;
+    mul.wide.u32 %rd2, %r5, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+"""
+    out = np.zeros(32, np.uint32)
+    ptxsim.launch(ptx, "k", 1, 32, args=[out])
+    assert (out == 0x02FF8011).all()

@@ -30,6 +30,10 @@ NO_OPS = {"fence", "membar", "prefetch", "prefetchu", "nanosleep", "griddepcontr
           "tcgen05.fence", "tensormap.cp_fenceproxy"}
 
 
+VIDEO_OPS = __import__("re").compile(
+    r"^(vadd|vsub|vabsdiff|vmin|vmax|vshl|vshr|vmad|vset|vavrg)(2|4)?$")   # 9.7.18
+
+
 def _type(inst) -> str | None:
     ts = inst.types
     return ts[-1] if ts else None
@@ -69,6 +73,8 @@ def handler(wave, pc: int, inst):
             return _warp(wave, inst)
         if op == "mov":
             return _mov(wave, inst)
+        if VIDEO_OPS.match(op):
+            return _video(wave, inst)
         if op in ("ld", "ldu"):
             return _ld(wave, inst)
         if op == "st":
@@ -216,6 +222,23 @@ def _warp(wave, inst):
             if v is None:
                 continue
             wave.write(d, idx, np.asarray(v)[sel])
+        wave.pc[idx] += 1
+    return run
+
+
+def _video(wave, inst):
+    """Scalar and SIMD video instructions (9.7.18) through `ptxsim.isa.video`: the text of
+    the instruction (selectors, .sat, .op2, masks) parsed once, evaluated over all threads."""
+    from ptxsim.isa import video
+    text = inst.mnemonic + " " + ", ".join(str(o) for o in inst.operands) + ";"
+    ins = video.parse(text)
+    video.check_target(ins, wave.launch.target)
+    d, ra, rb, rc = ins.regs
+
+    def run(idx):
+        rd = lambda n: wave.reg(n)[idx].astype(np.uint32)  # noqa: E731
+        out = video.evaluate(ins, rd(ra), rd(rb), rd(rc) if rc else None, rd(d))
+        wave.write(Register(d), idx, out)
         wave.pc[idx] += 1
     return run
 
