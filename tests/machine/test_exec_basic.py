@@ -148,3 +148,27 @@ def test_atomics_and_sign_extending_loads():
     assert 1 <= counters[3] <= 64          # one CAS wins (which one: any order is allowed)
     assert 0 <= counters[4] <= 63          # the last exchange, some thread's t
     assert np.array_equal(w, b.astype(np.int32))
+
+
+def test_named_barrier_deadlock_names_the_count():
+    # bar.sync 1, 64 with only warp 0 arriving (warp 1 exits at once): 32 of 64 threads
+    ptx = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry half_barrier()
+{
+    .reg .b32 %r<2>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 bra $L_out;
+    bar.sync 1, 64;
+$L_out:
+    ret;
+}
+"""
+    with pytest.raises(DeadlockError) as e:
+        launch(ptx, "half_barrier", 1, 64)
+    msg = str(e.value)
+    assert "barrier 1 of CTA 0: 32 of 64 threads arrived" in msg
+    assert "line 11: bar.sync 1, 64;" in msg
