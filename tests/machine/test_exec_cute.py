@@ -151,3 +151,57 @@ def test_cute_blockscaled_persistent_mxf8_gemm():
     want = d.view(np.float32).astype(np.float16)
     assert np.isfinite(want).all()
     assert np.array_equal(c, want.view(np.uint16))
+
+
+@pytest.mark.parametrize("name,vec,sf,kind,n_tile", [
+    ("cute_blockscaled_nvf4_2cta", 16, "ue4m3", "mxf4nvf4", 256),
+    ("cute_blockscaled_mxf4_2cta", 32, "ue8m0", "mxf4", 128)])
+def test_cute_blockscaled_persistent_fp4_2cta(name, vec, sf, kind, n_tile):
+    # Sm100BlockScaledPersistentDenseGemmKernel, e2m1 A/B (packed two per byte along K, element
+    # 2i in the low nibble), cluster 2x1, .cta_group::2, tiles 256 x n_tile per cluster. A/B tensor
+    # maps use CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B (coordinates in 4-bit elements: the PTX steps
+    # K by 256 per 128-byte row); each CTA loads 128 rows of A and n_tile/2 rows of B. Scale
+    # factors: SFA box = the row's K atoms of one k-tile (256 / vec / 4), SFB multicast to both
+    # CTAs (nvf4: both N atoms of a k-tile from each CTA; mxf4: each CTA one K atom, offset by
+    # its rank). Tile counts: P12 = M / 128 (CTA tiles), P13 = N / n_tile; FastDivmods of the
+    # cluster tiles M / 256 and N / n_tile.
+    import struct
+    M, N, K = 512, 256, 512
+    rng = np.random.default_rng(vec)
+    A = rng.integers(0, 16, (M, K)).astype(np.uint8)          # every e2m1 code
+    B = rng.integers(0, 16, (N, K)).astype(np.uint8)
+    pack = lambda x: (x[:, 0::2] | (x[:, 1::2] << 4)).astype(np.uint8)  # noqa: E731
+    lo, hi = (0x30, 0x40) if sf == "ue4m3" else (120, 132)
+    sa = rng.integers(lo, hi, (M, K // vec)).astype(np.uint8)
+    sb = rng.integers(lo, hi, (N, K // vec)).astype(np.uint8)
+    SA, SB = _sf_atoms(sa), _sf_atoms(sb)
+    c = np.zeros((M, N), np.uint16)
+    tri = lambda x, y, z: struct.pack("<III", x, y, z)  # noqa: E731
+    ta = TensorMap.encode_tiled("16u4_align8b", 3, pack(A), (K, M, 1), (K // 2, M * K // 2),
+                                (256, 128, 1), swizzle="128B")
+    tb = TensorMap.encode_tiled("16u4_align8b", 3, pack(B), (K, N, 1), (K // 2, N * K // 2),
+                                (256, n_tile // 2, 1), swizzle="128B")
+    k_atoms = 256 // vec // 4
+
+    def sfmap(S, box):          # atoms indexed (K atom, MN atom), one 512-byte atom = 64 x u64
+        rm, rk, _ = S.shape
+        return TensorMap.encode_tiled("uint64", 4, S, (64, rk, rm, 1),
+                                      (512, 512 * rk, 512 * rk * rm), (64,) + box + (1,))
+    tsa = sfmap(SA, (k_atoms, 1))
+    tsb = sfmap(SB, (k_atoms, 2) if kind == "mxf4nvf4" else (1, 1))
+    tc = TensorMap.encode_tiled("float16", 3, c, (N, M, 1), (N * 2, M * N * 2), (32, 128, 1),
+                                swizzle="64B")
+    m = parse_module((DATA / f"{name}.ptx").read_text())
+    launch(m, m.entries[0].name, (2, 1, 2), 192, cluster=(2, 1, 1), dynamic_shared=227 * 1024,
+           args=[bytes(12), bytes(12), ta, tri(M, K, 1), tb, tri(N, K, 1), tsa, tri(M, K, 1),
+                 tsb, tri(N, K, 1), tc, tri(M, N, 1), M // 128, N // n_tile, 1,
+                 fastdivmod(M // 256), fastdivmod(N // n_tile), 1, 1, 1, fastdivmod(1),
+                 fastdivmod(1)])
+    d = np.zeros((M, N), np.uint32)
+    for k in range(0, K, 64):                  # K = 64 per fp4 MMA
+        d = mma(A[:, k:k + 64], B.T[k:k + 64], d, arch="sm_100", kind=kind, atype="e2m1",
+                btype="e2m1", ctype="f32", dtype="f32", scale_a=sa[:, k // vec:(k + 64) // vec],
+                scale_b=sb.T[k // vec:(k + 64) // vec], scale_type=sf, block=vec)
+    want = d.view(np.float32).astype(np.float16)
+    assert np.isfinite(want).all()
+    assert np.array_equal(c, want.view(np.uint16))

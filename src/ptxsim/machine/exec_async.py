@@ -329,6 +329,21 @@ def _tensormap_at(wave, t, op):
     return tm
 
 
+def _packed_as_bytes(tm, coords):
+    """CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B (16 packed 4-bit values per 8 bytes, no gaps): the
+    same copy as a uint8 map over the packed bytes, dimension 0 and its coordinate halved (the
+    inner coordinate of an aligned box is even). Other packed types stay unsupported."""
+    import dataclasses
+    if tm.dtype != "16u4_align8b":
+        return tm, coords
+    if coords[0] % 2 or tm.global_dim[0] % 2 or tm.box_dim[0] % 2:
+        raise UnsupportedFeature("16U4_ALIGN8B tensor map with an odd inner coordinate or size")
+    tm = dataclasses.replace(tm, dtype="uint8",
+                             global_dim=(tm.global_dim[0] // 2,) + tuple(tm.global_dim[1:]),
+                             box_dim=(tm.box_dim[0] // 2,) + tuple(tm.box_dim[1:]))
+    return tm, [coords[0] // 2] + list(coords[1:])
+
+
 def _tma(wave, inst):
     """cp.async.bulk.tensor.Nd.dst.src{.load_mode}.completion{.multicast}{.cta_group}
     (9.7.9.25.5.1): tile mode loads (global -> shared::cluster, complete-tx on an mbarrier,
@@ -365,7 +380,7 @@ def _tma(wave, inst):
                     mbar = int(wave.memory.shared.mapa(np.array([mbar], np.uint64),
                                                        rank & ~1, cta)[0])
                 mask = int(wave.read(ops[3], ti, 16)[0]) if mc else None
-                tm = tm.bind(wave.memory.global_) if hasattr(tm, "bind") else tm
+                tm, coords = _packed_as_bytes(tm, coords)
                 tmod.issue_tma_load(wave.proxy, t, tm, coords, wave.memory, wave.mbar, cta=cta,
                                     dst=dst, mbar=mbar, cta_mask=mask, cta_group=cg, what=text)
             else:
@@ -375,6 +390,7 @@ def _tma(wave, inst):
                           for c in tens.vector.elements]
                 src = int(wave.addr(ops[1], ti)[0])
                 smem = wave.memory.shared.cta_view(cta)
+                tm, coords = _packed_as_bytes(tm, coords)
                 wave.proxy.issue(t, "bulk", perform=lambda tm=tm, c=coords, s=src, sm=smem:
                                  tmod.tma_store_tile(tm, c, wave.memory.global_, sm, s),
                                  what=text)
