@@ -31,6 +31,7 @@ from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, Registe
                                     SpecialRegister)
 
 RUN, BLOCKED, EXITED = 0, 1, 2
+DEFAULT_WAVE_THREADS = 16384
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 def _reg_dtype(t: str | None):
     if t is None:
@@ -494,7 +495,10 @@ class Launch:
 
     def run(self) -> "Launch":
         geo = self.geometry
-        limit = self.max_resident or max(geo.cluster_size, 1 << 30)
+        # default wave: at most one CTA per B200 SM (148) and 16,384 threads, so that register
+        # arrays (one entry per thread of the wave) stay small for big grids
+        limit = self.max_resident or max(geo.cluster_size, min(
+            148, max(1, DEFAULT_WAVE_THREADS // max(1, geo.warps_per_cta * WARP_SIZE))))
         waves = list(geo.waves(limit))
         bar = _progress(geo.n_ctas) if self.progress else None
         done = 0
