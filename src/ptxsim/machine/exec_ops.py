@@ -253,6 +253,8 @@ def _mov(wave, inst):
     w = _width(t)
     dst, src = inst.operands[0], inst.operands[1]
     ftype = t if t in (".f32", ".f64", ".f16", ".bf16") else None
+    if w == 128:
+        return _mov128(wave, dst, src)
     if isinstance(dst, Vector):                      # unpack: mov.b64 {a, b}, d
         n = len(dst.elements)
         ew = w // n
@@ -293,6 +295,22 @@ def _mov(wave, inst):
     return mov
 
 
+def _mov128(wave, dst, src):
+    """mov.b128: between .b128 registers, and pack / unpack {lo, hi} .b64 halves."""
+    def run(idx):
+        if isinstance(dst, Vector):
+            v = wave.reg(src.name)[idx]
+            for k, e in enumerate(dst.elements):
+                wave.write(e, idx, v[:, k])
+        elif isinstance(src, Vector):
+            halves = [wave.read(e, idx, 64).astype(np.uint64) for e in src.elements]
+            wave.write(dst, idx, np.stack(halves, 1))
+        else:
+            wave.write(dst, idx, wave.reg(src.name)[idx])
+        wave.pc[idx] += 1
+    return run
+
+
 # ------------------------------------------------------------------------------- memory
 def _extend(vals: np.ndarray, size: int, signed: bool, reg_dtype) -> np.ndarray:
     """ld of a narrow type into a wider register: sign- or zero-extension (9.7.9.8)."""
@@ -327,7 +345,12 @@ def _ld(wave, inst):
     signed = t.startswith(".s")
     mem = wave.memory
     if size == 16:
-        raise UnsupportedFeature("ld of .b128 is not modelled")
+        def ld128(idx):                                   # .b128 registers: (N, 2) uint64
+            vals = mem.load(space, wave.addr(a, idx), 16, vec=vec, thread=idx)
+            for k, e in enumerate(elems):
+                wave.write(e, idx, vals[:, k, :])
+            wave.pc[idx] += 1
+        return ld128
 
     def run(idx):
         cp = _callparam(wave, a) if space in ("param", "generic") else None
@@ -361,7 +384,11 @@ def _st(wave, inst):
     mem = wave.memory
     ftype = t if t in (".f32", ".f64", ".f16", ".bf16") else None
     if size == 16:
-        raise UnsupportedFeature("st of .b128 is not modelled")
+        def st128(idx):
+            vals = np.stack([wave.reg(e.name)[idx] for e in elems], 1)    # (n, vec, 2)
+            mem.store(space, wave.addr(a, idx), vals, 16, vec=vec, thread=idx)
+            wave.pc[idx] += 1
+        return st128
 
     def run(idx):
         vals = np.zeros((idx.size, vec), UINT[size])

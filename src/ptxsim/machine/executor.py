@@ -16,6 +16,7 @@ Scheduling model (documented choice, docs/executor.md):
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,6 +117,9 @@ class Wave:
         r = self.regs.get(name)
         if r is None:
             t = self.program.registers.get(name)
+            if t == ".b128":                              # (N, 2) uint64: [low, high]
+                r = self.regs[name] = np.zeros((self.N, 2), np.uint64)
+                return r
             dt = _reg_dtype(t)
             if dt is None:
                 raise OperandError(f"register {name} is not declared with .reg (or has an "
@@ -185,6 +189,9 @@ class Wave:
                 return
             r = self.reg(op.name)
             v = np.asarray(value)
+            if r.ndim == 2:                               # .b128
+                r[idx] = v.reshape(-1, 2).astype(np.uint64)
+                return
             if r.dtype == np.bool_:
                 r[idx] = v.astype(bool) if v.dtype == np.bool_ else (v != 0)
             else:
@@ -442,6 +449,8 @@ class Launch:
         for p, off in zip(fn.params, offsets):
             self.symbols[p.name] = Symbol("param", off)
         self.max_resident = max_resident_ctas
+        self.canceled: set[int] = set()                  # CTAs canceled by try_cancel
+        self.future_clusters: deque = deque()
 
     def _layout_variables(self) -> None:
         static, local, const = 0, 0, bytearray()
@@ -502,8 +511,16 @@ class Launch:
         waves = list(geo.waves(limit))
         bar = _progress(geo.n_ctas) if self.progress else None
         done = 0
+        cs = geo.cluster_size
         try:
-            for ctas in waves:
+            for i, ctas in enumerate(waves):
+                ctas = np.asarray([c for c in ctas if int(c) not in self.canceled], np.int64)
+                if ctas.size == 0:
+                    continue
+                # clusters not started yet: what clusterlaunchcontrol.try_cancel may cancel
+                self.future_clusters = deque(
+                    later[j:j + cs] for later in waves[i + 1:] for j in range(0, later.size, cs)
+                    if int(later[j]) not in self.canceled)
                 wave = Wave(self, ctas)
                 if bar:
                     wave.on_progress = lambda f, steps, d=done, n=ctas.size: bar[1](
@@ -516,6 +533,17 @@ class Launch:
             if bar:
                 bar[0].stop()
         return self
+
+    def try_cancel(self):
+        """clusterlaunchcontrol.try_cancel: cancel the next cluster that has not started (in launch
+        order); returns the %ctaid of its first CTA, or None when every cluster has started."""
+        while self.future_clusters:
+            cl = self.future_clusters.popleft()
+            if int(cl[0]) in self.canceled:
+                continue
+            self.canceled.update(int(c) for c in cl)
+            return tuple(int(x) for x in self.geometry.ctaid(int(cl[0])))
+        return None
 
 
 _MODULES: dict[str, object] = {}
