@@ -172,3 +172,55 @@ $L_out:
     msg = str(e.value)
     assert "barrier 1 of CTA 0: 32 of 64 threads arrived" in msg
     assert "line 11: bar.sync 1, 64;" in msg
+
+
+ST_ASYNC = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry sta(.param .u64 out) .reqnctapercluster 2, 1, 1
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<4>;
+    .shared .align 16 .b32 box[32];
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 128;
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    xor.b32 %r3, %r2, 1;
+    mov.u32 %r4, box;
+    mul.lo.u32 %r5, %r1, 4;
+    add.u32 %r4, %r4, %r5;
+    mapa.shared::cluster.u32 %r6, %r4, %r3;
+    mov.u32 %r7, bar;
+    mapa.shared::cluster.u32 %r8, %r7, %r3;
+    mad.lo.u32 %r9, %r2, 100, %r1;
+    st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r6], %r9, [%r8];
+$L_wait:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
+    @!%p2 bra $L_wait;
+    ld.shared.u32 %r10, [%r4];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r11, %ctaid.x;
+    mad.lo.u32 %r11, %r11, 32, %r1;
+    mul.wide.u32 %rd2, %r11, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r10;
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    ret;
+}
+"""
+
+
+def test_st_async_to_the_peer_cta_completes_its_mbarrier():
+    # each CTA of a 2-CTA cluster st.async's 100 * rank + tid into the peer's shared memory
+    # (mapa) with complete-tx on the peer's mbarrier (expect-tx 128 = 32 x 4 bytes); ptxas-accepted
+    out = np.zeros(64, np.uint32)
+    launch(ST_ASYNC, "sta", 2, 32, args=[out])
+    got = out.reshape(2, 32)
+    assert np.array_equal(got[0], 100 + np.arange(32)) and np.array_equal(got[1], np.arange(32))

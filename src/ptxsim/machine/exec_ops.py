@@ -380,6 +380,9 @@ def _st(wave, inst):
     vec = _vec(inst)
     space = _space(inst)
     a, src = inst.operands[0], inst.operands[1]
+    # st.async ... [a], b, [mbar] (9.7.9.12): the store, then complete-tx of its bytes on the
+    # mbarrier (performed at once: any completion time is allowed)
+    mbar = inst.operands[2] if inst.has(".async") and len(inst.operands) > 2 else None
     elems = _elements(src)
     mem = wave.memory
     ftype = t if t in (".f32", ".f64", ".f16", ".bf16") else None
@@ -402,6 +405,8 @@ def _st(wave, inst):
             wave.pc[idx] += 1
             return
         mem.store(space, wave.addr(a, idx), vals, size, vec=vec, thread=idx)
+        if mbar is not None:
+            _async_complete_tx(wave, inst, mbar, idx, size * vec)
         wave.pc[idx] += 1
     return run
 
@@ -415,8 +420,11 @@ def _atom(wave, inst):
     space = _space(inst)
     is_red = inst.opcode == "red"
     ops = inst.operands
+    mbar = None
     if is_red:
         a, srcs, dst = ops[0], ops[1:], None
+        if inst.has(".async") and len(ops) > 2:           # red.async ... [a], b, [mbar]
+            srcs, mbar = ops[1:2], ops[2]
     else:
         dst, a, srcs = ops[0], ops[1], ops[2:]
     opname = next((q[1:] for q in inst.qualifiers if q[1:] in ATOM_INT), None)
@@ -439,8 +447,17 @@ def _atom(wave, inst):
         old = mem.atomic(space, addr, size, fn, vals, thread=idx)
         if dst is not None:
             wave.write(dst, idx, old)
+        if mbar is not None:
+            _async_complete_tx(wave, inst, mbar, idx, size)
         wave.pc[idx] += 1
     return run
+
+
+def _async_complete_tx(wave, inst, mbar, idx, nbytes: int) -> None:
+    """complete-tx of `nbytes` per thread on the mbarrier operand (a shared::cluster address)
+    of st.async / red.async."""
+    cta, off = shared_target(wave, inst, mbar, idx, "shared::cluster")
+    wave.mbar.complete_tx(cta, off, np.full(idx.size, nbytes, np.int64))
 
 
 def _cvta(wave, inst):
