@@ -224,3 +224,47 @@ def test_st_async_to_the_peer_cta_completes_its_mbarrier():
     launch(ST_ASYNC, "sta", 2, 32, args=[out])
     got = out.reshape(2, 32)
     assert np.array_equal(got[0], 100 + np.arange(32)) and np.array_equal(got[1], np.arange(32))
+
+
+CP_ASYNC = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry cpa(.param .u64 src, .param .u64 out)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<4>;
+    .shared .align 16 .b8 buf[512];
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [bar], 32;
+    bar.sync 0;
+    ld.param.u64 %rd1, [src];
+    mul.wide.u32 %rd2, %r1, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    mov.u32 %r2, buf;
+    mad.lo.u32 %r3, %r1, 16, %r2;
+    cp.async.cg.shared.global [%r3], [%rd3], 16;
+    cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar];
+$L_wait:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
+    @!%p2 bra $L_wait;
+    xor.b32 %r4, %r1, 31;
+    mad.lo.u32 %r5, %r4, 16, %r2;
+    ld.shared.v4.u32 {%r6, %r7, %r8, %r9}, [%r5];
+    ld.param.u64 %rd4, [out];
+    add.s64 %rd5, %rd4, %rd2;
+    st.global.v4.u32 [%rd5], {%r6, %r7, %r8, %r9};
+    ret;
+}
+"""
+
+
+def test_cp_async_with_mbarrier_arrive_noinc():
+    # 32 threads cp.async 16 bytes each into shared memory and arrive (noinc) on an mbarrier of
+    # 32 arrivals; after the wait each thread reads the row of thread 31 - tid (ptxas-accepted)
+    src = np.arange(128, dtype=np.uint32)
+    out = np.zeros(128, np.uint32)
+    launch(CP_ASYNC, "cpa", 1, 32, args=[src, out])
+    assert np.array_equal(out.reshape(32, 4), src.reshape(32, 4)[::-1])

@@ -70,6 +70,8 @@ def handler(wave, pc, inst):
         return wg
     if op == "cp.async":
         return _cp_async(wave, inst)
+    if op == "cp.async.mbarrier.arrive":
+        return _cp_async_arrive(wave, inst)
     if op == "clusterlaunchcontrol.try_cancel":
         return _clc_try_cancel(wave, inst)
     if op == "clusterlaunchcontrol.query_cancel":
@@ -486,6 +488,22 @@ def _cp_async(wave, inst):
         for t in idx[1:]:
             wave.proxy._family(int(t), "cp_async").uncommitted.append(
                 wave.proxy.queue[-1])
+        _adv(wave, idx)
+    return run
+
+
+def _cp_async_arrive(wave, inst):
+    """cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [mbar] (9.7.9.23.x): arrive-on the
+    mbarrier once the thread's prior cp.async complete. ptxsim completes those copies now (an
+    allowed completion time), so the form without .noinc (pending count +1, then the arrive)
+    has no net effect on the phase, and .noinc is one arrive now."""
+    noinc = inst.has(".noinc")
+
+    def run(idx):
+        wave.proxy._complete_where(lambda op: op.kind == "cp_async")
+        if noinc:
+            cta, off = _smem_addr(wave, inst, inst.operands[0], idx)
+            wave.mbar.arrive(cta, off, 1)
         _adv(wave, idx)
     return run
 
