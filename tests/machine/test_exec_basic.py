@@ -268,3 +268,45 @@ def test_cp_async_with_mbarrier_arrive_noinc():
     out = np.zeros(128, np.uint32)
     launch(CP_ASYNC, "cpa", 1, 32, args=[src, out])
     assert np.array_equal(out.reshape(32, 4), src.reshape(32, 4)[::-1])
+
+
+LD_RED = """.version 8.8
+.target sm_103a
+.address_size 64
+.visible .entry ldred(.param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<4>;
+    .shared .align 8 .b32 slot;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, slot;
+    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], 32;
+    bar.sync 0;
+    ld.shared.u32 %r3, [slot];
+    mul.lo.u32 %r4, %r1, 3;
+    add.u32 %r5, %r4, 7;
+    xor.b32 %r6, %r1, 5;
+    sub.u32 %r7, 100, %r1;
+    tcgen05.st.sync.aligned.32x32b.x4.b32 [%r3], {%r4, %r5, %r6, %r7};
+    tcgen05.wait::st.sync.aligned;
+    tcgen05.ld.red.sync.aligned.32x32b.x4.max.u32 {%r8, %r9, %r10, %r11}, %r12, [%r3];
+    tcgen05.wait::ld.sync.aligned;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r12;
+    tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+    tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r3, 32;
+    ret;
+}
+"""
+
+
+def test_tcgen05_ld_red_max_on_sm_103a():
+    # each lane stores 3t, 3t + 7, t ^ 5, 100 - t into 4 columns (tcgen05.st .32x32b.x4) and
+    # reads them back with tcgen05.ld.red .max.u32 (ptxas-accepted for sm_103a)
+    out = np.zeros(32, np.uint32)
+    launch(LD_RED, "ldred", 1, 32, args=[out], target="sm_103a")
+    t = np.arange(32)
+    assert np.array_equal(out, np.maximum.reduce([3 * t, 3 * t + 7, t ^ 5, 100 - t]))

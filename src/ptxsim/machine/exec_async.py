@@ -167,7 +167,12 @@ def _ldst(wave, inst):
     num = int(next(q[2:] for q in inst.qualifiers if q.startswith(".x") and q[2:].isdigit()))
     pack = inst.has(".pack::16b") or inst.has(".unpack::16b")
     ops = inst.operands
-    if is_ld:
+    red = is_ld and inst.has(".red")                     # tcgen05.ld.red r, redval, [taddr]
+    red_op = next((q[1:] for q in inst.qualifiers if q in (".min", ".max")), None)
+    red_t = next((q[1:] for q in inst.qualifiers if q in (".f32", ".u32", ".s32")), None)
+    if red:
+        regs_op, redval, addr_op, rest = ops[0], ops[1], ops[2], ops[3:]
+    elif is_ld:
         regs_op, addr_op, rest = ops[0], ops[1], ops[2:]
     else:
         addr_op = ops[0]
@@ -186,7 +191,14 @@ def _ldst(wave, inst):
             wid = ws - int(cta) * wave.wpc
             split = int(rest[0].value) if rest else None
             tm = cta_state(wave, int(cta)).tmem
-            if is_ld:
+            if red:
+                r, rv = tmem_ldst.tcgen05_ld_red(tm, shape, num, red_op, red_t, taddr,
+                                                 warp_ids=wid, abs=inst.has(".abs"),
+                                                 nan=inst.has(".NaN"), split=split)
+                wave.write(redval, tidx, rv)
+                for k, e in enumerate(names):
+                    wave.write(e, tidx, r[:, k])
+            elif is_ld:
                 r = tmem_ldst.tcgen05_ld(tm, shape, num, taddr, warp_ids=wid, pack=pack,
                                          split=split)
                 for k, e in enumerate(names):
