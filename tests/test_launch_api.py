@@ -132,3 +132,19 @@ def test_video_instruction_in_execute_and_in_a_kernel():
     out = np.zeros(32, np.uint32)
     ptxsim.launch(ptx, "k", 1, 32, args=[out])
     assert (out == 0x02FF8011).all()
+
+
+def test_execute_tcgen05_ld_and_st_on_a_given_cta_state():
+    # tcgen05.st then tcgen05.ld (.32x32b.x2) through ptxsim.execute on the caller's CtaState:
+    # warp 0 owns lanes 0..31; lane t, columns c0 and c0 + 1 receive 10 t and 10 t + 1
+    from ptxsim.isa.cta import CtaState
+    cta = CtaState.new(smem_bytes=1024)
+    taddr = cta.tmem.alloc(32)
+    t = np.arange(32, dtype=np.uint32)
+    ptxsim.execute("tcgen05.st.sync.aligned.32x32b.x2.b32 [%r3], {%r1, %r2};",
+                   {"%r1": 10 * t, "%r2": 10 * t + 1, "%r3": np.full(32, taddr, np.uint32)},
+                   state=cta)
+    assert np.array_equal(cta.tmem.cells[:32, taddr & 0xFFFF], 10 * t)
+    r = ptxsim.execute("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r4, %r5}, [%r3];",
+                       {"%r3": np.full(32, taddr, np.uint32)}, state=cta)
+    assert np.array_equal(r["%r4"], 10 * t) and np.array_equal(r["%r5"], 10 * t + 1)

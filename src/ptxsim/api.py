@@ -95,8 +95,10 @@ def execute(instruction_text, registers: Mapping[str, object], *, target: str = 
     target: the `.target` the instruction is assembled for (legality and arithmetic profile).
     warps: W; by default taken from the register arrays.
     state: per-CTA state for instructions with effects beyond registers (e.g. a
-        `ptxsim.isa.misc.MiscState` collecting brkpt / nanosleep / pmevent / setmaxnreg events);
-        a fresh one is made when omitted, so the effects are then visible only as raised errors.
+        `ptxsim.isa.misc.MiscState` collecting brkpt / nanosleep / pmevent / setmaxnreg events,
+        or a `ptxsim.isa.cta.CtaState` whose shared and Tensor Memory tcgen05.ld / st / alloc /
+        cp / shift and ld.shared / st.shared act on); a fresh one is made when omitted, so the
+        effects are then visible only as raised errors.
     """
     inst = _parse(instruction_text)
     where = f"'{getattr(inst, 'text', '') or instruction_text}'"
@@ -104,7 +106,7 @@ def execute(instruction_text, registers: Mapping[str, object], *, target: str = 
     from ptxsim.ptx.instruction import Instruction
     if inst.opcode not in registry.HANDLERS and isinstance(inst, Instruction):
         from ptxsim.machine.single import execute_one
-        return execute_one(inst, registers, target=target, warps=warps, where=where)
+        return execute_one(inst, registers, target=target, warps=warps, where=where, state=state)
     if warps is not None and (not isinstance(warps, (int, np.integer)) or warps < 1):
         raise OperandError(f"warps must be a positive integer, got {warps!r}")
     regs = RegisterFile(registers, warps, where)

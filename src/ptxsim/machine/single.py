@@ -41,7 +41,8 @@ def _operand_names(inst) -> list[str]:
     return out
 
 
-def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, where: str):
+def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, where: str,
+                state=None):
     from ptxsim.machine.executor import Launch, Wave
     regs, types = {}, {}
     n = None
@@ -97,10 +98,25 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
     launch.gmem, launch.symbols, launch.steps = GlobalMemory(), {}, 0
     launch.guard = StepGuard()
     wave = Wave(launch, np.array([0]))
+    from ptxsim.isa.cta import CtaState
+    if isinstance(state, CtaState):
+        # the caller's CTA: its shared memory bytes and Tensor Memory
+        from ptxsim.machine.mbarrier import Mbarriers
+        sh = wave.memory.shared
+        sh.data = state.smem.reshape(1, -1)
+        sh.size = sh.static_bytes = state.smem.size
+        sh.dynamic_bytes = 0
+        wave.mbar = Mbarriers(sh)
+        wave.tstate[0] = state
+    elif state is not None:
+        raise OperandError(f"{where}: state must be a ptxsim.isa.cta.CtaState for this "
+                           f"instruction, got {type(state).__name__}")
     for name, a in regs.items():
         wave.regs[name] = a.astype(wave.reg(name).dtype, copy=True)
     idx = np.arange(32 * warps)
     wave.compile(0)(idx)
+    while wave.proxy.progress():          # asynchronous effects (tcgen05.cp / shift, copies)
+        pass
     return {name: wave.regs[name] for name in dest if name in wave.regs}
 
 
