@@ -165,3 +165,42 @@ def test_errors():
     with pytest.raises(OperandError, match="scale_b"):
         mma_sparse(a4, b4, c, **kw, scale_a=np.zeros((16, 2), np.uint8),
                    scale_b=np.zeros((2, 16), np.uint8))
+
+
+@pytest.mark.parametrize("kw,e_zero", [
+    (dict(arch="sm_90", kind="f16", atype="f16", btype="f16", ctype="f32", dtype="f32"), -133),
+    (dict(arch="sm_90", kind="f16", atype="f16", btype="f16", ctype="f16", dtype="f16"), -21),
+    (dict(arch="sm_100", kind="tf32", atype="tf32", btype="tf32", ctype="f32", dtype="f32"),
+     -133),
+])
+def test_regimes_where_zero_terms_and_specials_decide(kw, e_zero):
+    """The tiles of the dense differential tests, one B shared by every row (so the per-row
+    dense engine sees exactly the dense tile): products just below e_zero with zero terms
+    present (the only place e_zero sets the grid), wide spreads, subnormals, exact
+    cancellation, all-zero blocks, NaN/Inf in A, B and C."""
+    from .oracle import make_tile, make_tiny_tile
+    rng = np.random.default_rng(-e_zero)
+    for a, b, c in (make_tiny_tile(rng, kw["atype"], kw["btype"], kw["ctype"], 24, 16, 40,
+                                   e_zero),
+                    make_tile(rng, kw["atype"], kw["btype"], kw["ctype"], 24, 16, 40, 16)):
+        b_rows = np.broadcast_to(b, (24,) + b.shape)
+        assert (mma_sparse(a, b_rows, c, **kw) == mma(a, b, c, **kw)).all()
+
+
+def test_block_scaled_zero_groups_and_zero_scales():
+    """mxf4nvf4: groups of 16 whose products are all zero, and zero / NaN scales, count with
+    e_zero = -139 (or NaN) exactly as the dense grouped model: tiny scales make it matter."""
+    rng = np.random.default_rng(7)
+    kw = dict(arch="sm_100", kind="mxf4nvf4", atype="e2m1", btype="e2m1", ctype="f32",
+              dtype="f32", scale_type="ue8m0", block=16)
+    a = gen_bits(rng, "e2m1", (16, 64), p_zero=0.3)
+    b = gen_bits(rng, "e2m1", (64, 8), p_zero=0.3)
+    a[:8, :16] = 0                                   # first group of rows 0-7: all zero
+    b[16:32, 4:] = 0                                 # second group of columns 4-7: all zero
+    sa = (rng.integers(0, 12, (16, 4)) + 127 - 150).astype(np.uint8)   # 2^-23 .. 2^-12
+    sb = (rng.integers(0, 12, (4, 8)) + 127 - 150).astype(np.uint8)
+    sa[3, 1], sb[2, 5] = 0xFF, 0                     # a NaN scale, and 2^-127
+    c = gen_bits(rng, "f32", (16, 8), p_zero=0.5, p_sub=0.3, p_wide=0.0, center=-130)
+    b_rows = np.broadcast_to(b, (16,) + b.shape)
+    assert (mma_sparse(a, b_rows, c, **kw, scale_a=sa, scale_b=sb) ==
+            mma(a, b, c, **kw, scale_a=sa, scale_b=sb)).all()
