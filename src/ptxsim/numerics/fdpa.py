@@ -155,8 +155,8 @@ def _finish(units: np.ndarray, c: Unpacked, shift: np.ndarray, rho: str):
     """Add c truncated to the grid, scale back, round once.  `units`: the exact sum of the
     truncated products in grid units 2^(emax - F) = 2^-shift.  Returns D bits."""
     with np.errstate(invalid="ignore"):
-        total = units + np.trunc(c.value * _pow2(shift, np.float64))  # exact: integers < 2^53
-    return round_exact(total * _pow2(-shift, np.float64), rho)
+        total = units + np.trunc(np.ldexp(c.value, shift))   # exact: integers < 2^53
+    return round_exact(np.ldexp(total, -shift), rho)
 
 
 def _pow2(shift: np.ndarray, dtype) -> np.ndarray:
@@ -210,12 +210,11 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
                 units = _sum_units(x, _pow2(np.maximum(shift, -2 - eprod), compute_dtype)[None],
                                    safe, finite=not (a_spec.any() or b_spec.any()))
             else:
-                units = np.where(a_spec[:, None] | b_spec[None, :], 0.0, av.T @ bv)
-                units *= _pow2(shift, np.float64)
+                units = np.ldexp(np.where(a_spec[:, None] | b_spec[None, :], 0.0, av.T @ bv),
+                                 shift)
                 if n_inexact:
                     i, j = np.nonzero(~exact)
-                    x = av[:, i] * bv[:, j]                                  # (L, n) exact
-                    x *= _pow2(shift[i, j], np.float64)[None, :]
+                    x = np.ldexp(av[:, i] * bv[:, j], shift[i, j][None, :])  # (L, n) exact
                     units[i, j] = np.trunc(x).sum(axis=0)
         bits = _finish(units, c, shift, rho)
     return bits
@@ -266,7 +265,7 @@ def fused_rows(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str,
             x = av * bv                                                       # (R, L, N) exact
             # products below 2^(emax-F) truncate to 0; a shift >= -2-eprod gives the same zeros
             # without entering the (slow) subnormal range
-            x *= _pow2(np.maximum(shift, -2 - eprod), np.float64)[:, None, :]
+            x = np.ldexp(x, np.maximum(shift, -2 - eprod)[:, None, :])
             units = np.trunc(x, out=x).sum(axis=1)
         bits = _finish(units, c, shift, rho)
     return bits
@@ -314,7 +313,7 @@ def _grouped_tail(gsum, nz, c, sa, sb, block, p, rho, G, ng, sb_rows=False):
             x = _scratch("groups", (g1 - g0, M, N), np.float64)
             np.multiply(gsum[g0:g1], sav[g0:g1], out=x)   # exact: <= 21 significant bits
             x *= sbv[g0:g1]
-            x *= _pow2(shift, np.float64)[None]
+            x *= np.ldexp(1.0, shift)[None]
             units = np.trunc(x, out=x).sum(axis=0)
         bits = _finish(units, c, shift, rho)
     return bits

@@ -29,17 +29,12 @@ def round_exact(v: np.ndarray, rho: str) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         _, e = np.frexp(v)                       # |v| = m * 2^e, m in [0.5, 1)
         q = np.maximum(e - 1, emin) - frac       # exponent of the last kept bit
-        scaled = v * _pow2(-q)
+        scaled = np.ldexp(v, -q)
         kept = np.rint(scaled) if rho.startswith("RNE") else np.trunc(scaled)
-        out = (kept * _pow2(q)).astype(dt) + dt(0.0)   # exact unless it overflows; -0 -> +0
+        out = np.ldexp(kept, q).astype(dt) + dt(0.0)   # exact unless it overflows to inf; -0 -> +0
     bits = out.view(ut).copy()
     bits[np.isnan(v)] = qnan
     return bits
-
-
-def _pow2(shift: np.ndarray) -> np.ndarray:
-    """2^shift as float64 from the exponent bits (np.ldexp is ~10x slower); |shift| < 1023."""
-    return ((np.asarray(shift, np.int64) + 1023) << 52).view(np.float64)
 
 
 _KEEP_24 = np.uint64(~((1 << 29) - 1) & 0xFFFFFFFFFFFFFFFF)   # float64 bits kept by an f32
