@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutAssumptionWarning,
-                           LayoutError, OperandError, TmemAccessError, UndefinedBehavior)
+                           LayoutError, OperandError, TmemAccessError, UndefinedBehavior,
+                           UnsupportedFeature)
 from ptxsim.isa import sparsity
 from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
 from ptxsim.isa.datapath import DataPathLayout, datapath_layout
@@ -681,6 +682,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
         # ---- A ---------------------------------------------------------------------------
         k_stored = K // 2 if mma.sparse else K
         rows = np.arange(ci * Mc, (ci + 1) * Mc)
+        a_hi = None             # layout E: the upper lane half's own A copy, when it differs
         if a_tmem is None:
             a = read_operand(cta.smem, SmemDescriptor.decode(int(a_desc)), desc, "A", rows=Mc)
             key = ("smem", int(a_desc))
@@ -700,7 +702,14 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             cols = a_col + np.broadcast_to(kc[..., None], lanes.shape)
             _check_cells(cta, lanes, cols, f"{what} [a-tmem]")
             words = cta.tmem.cells[lanes, cols]
-            if (words != words[..., :1]).any():
+            if layout.id == "E" and (words[..., 1] != words[..., 0]).any():
+                # each lane half reads its own copy (datapath.a_position: FlashMLA dual GEMM)
+                a_hi = a_from_tmem_words(words[..., 1], atype, mma.kind)[:, :k_stored]
+                if mma.sparse:
+                    raise UnsupportedFeature(f"{what}: sparse A with different copies in the two "
+                                             "lane halves of layout E is not modelled")
+                a_hi = negate_bits(a_hi, atype) if desc.negate_a else a_hi
+            elif (words != words[..., :1]).any():
                 raise UndefinedBehavior(f"{what}: A in Tensor Memory must be duplicated in both "
                                         f"lane halves for layout {layout.id} (CuTe "
                                         "TmemAllocMode::Duplicated); the copies differ")
@@ -751,6 +760,11 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
         d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
                           satfinite=bool(desc.saturate), scale_input_d=(
                               mma.scale_input_d or 0) if enable else 0, **kw)
+        if a_hi is not None:    # D columns [N/2, N) come from lanes 64..127 and their A copy
+            h = N // 2
+            d[:, h:] = _mma_numerics(a_hi, b[h:].T, c[:, h:], kind=mma.kind, atype=atype,
+                                     btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
+                                     scale_input_d=(mma.scale_input_d or 0) if enable else 0)
         res.d.append(d)
         keep = ~disabled[ci][d_lanes]
         writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
