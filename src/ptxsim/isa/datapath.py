@@ -19,6 +19,10 @@ Columns are relative to the D address; one 32-bit column per element (f16 D too,
 9.7.16.10.4.1). Layout C is placed like F in each CTA of the pair: the spec table gives it the
 same organisation and lane alignment as F; neither CuTe nor FACTS shows it (docs/tmem.md).
 
+A in Tensor Memory (a_position): A, D: lane m; B, E: lanes m and m + 64, one copy per lane half
+(CuTe TmemAllocMode::Duplicated; FlashMLA's .ws dual GEMM for E); C, F: the D lanes; G: unknown.
+Sources and tests of every placement: docs/layouts.md.
+
 Warp access: a lane is reachable only by warp (lane / 32) of a warpgroup (9.7.16.8.1).
 """
 from __future__ import annotations
@@ -165,8 +169,9 @@ def metadata_position(m, k, kind: str, M: int = 128):
     (CuTe tmem_e_frg; FACTS.md section 4.) Only M = 128 is established.
     """
     if M != 128:
-        raise LayoutError(f"sparsity metadata placement for M = {M} is not established "
-                          "(only M = 128: CuTe tmem_e_frg)")
+        raise LayoutError(f"sparsity metadata placement for M = {M} rows is not established "
+                          "(only 128 rows per CTA: CuTe tmem_e_frg; the .ws copies of M = 64 / 32 "
+                          "are sparsity.metadata_cells)")
     m, k = np.broadcast_arrays(np.asarray(m, np.int64), np.asarray(k, np.int64))
     if kind == "f16":
         lane = m % 8 + 8 * ((k // 16) % 2) + 16 * (m // 16)
