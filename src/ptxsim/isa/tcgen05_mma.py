@@ -390,7 +390,7 @@ def scale_factor_cells(which: str, layout: DataPathLayout, count: int, nsf: int,
             warnings.warn(LayoutAssumptionWarning(
                 f"SFB of layout B (2x2) with N = {N}: placed at lane half n / (N/2), column "
                 "(n % (N/2)) / 32, as D is; sources confirm only N = 128 / 256 (CuTe's atom rounds "
-                "N up to 128 and would split at 64: docs/tmem.md)"), stacklevel=3)
+                "N up to 128 and would split elsewhere: docs/layouts.md)"), stacklevel=3)
         lanes = (i % 32) + 64 * (i // half) + 32 * np.arange(2)[None, None, :]
         cols = (i % half) // 32 + 0 * s
     elif layout.id in ("A", "B", "D"):
