@@ -366,7 +366,7 @@ def scale_factor_cells(which: str, layout: DataPathLayout, count: int, nsf: int,
     the CuTe DSL example 2cta_mma_blockscale_m128.py: 64 local rows, 2 columns per K block).
     SFB of layout B (2x2): lanes (i%32) + 64*(i / (N/2)) + 32r, r=0..1, column (i % (N/2))/32
     (CuTe ScaleFactorDuplicated2by2 and the same DSL example, N = 256; CuTe's atom gives the same
-    for N = 128; other N: LayoutAssumptionWarning, see docs/tmem.md).
+    for N = 128; other N: LayoutAssumptionWarning, see docs/layouts.md).
     Scale factor s of the row sits in slot sf_id + s: byte (sf_id + s) % 4 (9.7.16.10.7.2: the ID
     is the byte / half-word offset in the word). Only K = 96 (3 or 6 scale factors) runs past
     byte 3: slot q then lies in group q/4, _sf_group_columns further right (CuTe SM103 collective:
