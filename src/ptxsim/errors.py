@@ -206,3 +206,9 @@ class StackOverflowError(ExecutionError):
 
 class MmaTypeError(OperandError):
     """An (arch, kind, element type, scale type, block size) combination no MMA instruction has."""
+
+
+class LayoutAssumptionWarning(LayoutError, UserWarning):
+    """A Tensor Memory placement ptxsim computes from a plausible rule that no source confirms for
+    this shape (docs/tmem.md, 'Deviations'); raised as a warning so the result is never silent.
+    Turn it into an error with warnings.simplefilter('error', LayoutAssumptionWarning)."""

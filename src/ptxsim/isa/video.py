@@ -480,3 +480,29 @@ def execute(text: str, registers: dict[str, np.ndarray], target: str | None = No
                            f"expected ({32 * warps},) for {warps} warps")
     return {d: evaluate(ins, registers[ra], registers[rb], registers.get(rc) if rc else None,
                         registers.get(d))}
+
+
+# --- ptxsim.execute / executor dispatch (isa/registry.py) ------------------------------------
+# Video instructions are per-thread (not .aligned): a guard applies thread by thread, which the
+# registry's "thread" mode does (guard-false threads keep d).
+_PRED = re.compile(r"^\s*@!?%?\w+\s+")
+
+
+def handle_instruction(inst, regs, target):
+    """Registry handler: a parsed video Instruction over a RegisterFile."""
+    ins = parse(_PRED.sub("", inst.text))
+    check_target(ins, target)
+    d, ra, rb, rc = ins.regs
+    c = regs.read(rc) if rc else None
+    return {d: evaluate(ins, regs.read(ra), regs.read(rb), c)}
+
+
+def _register_video() -> None:
+    from ptxsim.isa import registry
+    names = [op for op in SCALAR_OPS + SHIFT_OPS + ("vmad", "vset")]
+    names += [f"{op}{w}" for op in SIMD_OPS + ("vset",) for w in (2, 4)]
+    for name in names:
+        registry.register(name, handle_instruction, guard="thread")
+
+
+_register_video()

@@ -89,7 +89,9 @@ SETMAXNREG = Req(Arch("sm_90a"), Arch("sm_100a"), Arch("sm_101a"), Arch("sm_120a
 def setmaxnreg(c: Check) -> None:                      # 9.7.19.5
     s = "9.7.19.5"
     c.slots([Slot.of(".action", ".inc .dec", True), Slot.of(".sync", ".sync", True),
-             Slot.of(".aligned", ".aligned", True), Slot.of(".type", ".u32", True)], s)
+             Slot.of(".aligned", ".aligned", True),
+             # the spec lists .u32 only; ptxas 13.0 also accepts .s32 (tests/isa/test_misc.py)
+             Slot.of(".type", ".u32 .s32", True)], s)
     if c.count(1) and c.operand(0, "imm", "imm-reg-count"):
         v = c.imm(0)
         # "must be in the range 24 to 256 (both inclusive) and must be a multiple of 8"
