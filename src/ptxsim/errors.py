@@ -206,3 +206,8 @@ class StackOverflowError(ExecutionError):
 
 class MmaTypeError(OperandError):
     """An (arch, kind, element type, scale type, block size) combination no MMA instruction has."""
+
+
+class TargetError(PtxValidationError, OperandError):
+    """A target name (`sm_100a`) or PTX ISA version that ptxsim cannot parse, or one outside the
+    list an operation accepts (ptxsim.isa.targets)."""
