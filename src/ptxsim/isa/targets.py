@@ -95,13 +95,15 @@ def vstr(v: tuple[int, int]) -> str:
 
 
 def compatible(ptx_target, arch) -> bool:
-    """Can PTX written for `ptx_target` be compiled for GPU `arch`? (ptxas --help, --gpu-name:
-    sm_XY -> any later sm; sm_XYf -> sm_XZf/a of the same family with Z >= Y; sm_XYa -> sm_XYa)."""
+    """Can PTX written for `ptx_target` be compiled for GPU `arch`? As ptxas 13.0 decides
+    (tests/isa/test_targets.py COMPATIBLE, measured): sm_XY -> any arch numbered >= XY;
+    sm_XYf -> any arch (plain, a or f) of the same family numbered >= XY; sm_XYa -> sm_XYa only
+    (sm_101a and sm_110a being one target)."""
     p, a = parse_target(ptx_target), parse_target(arch)
     if p.suffix == "a":
-        return a.name == p.name
+        return a.canonical.name == p.canonical.name
     if p.suffix == "f":
-        return a.family == p.family and a.sm >= p.sm and a.suffix in ("a", "f")
+        return a.family == p.family and a.sm >= p.sm
     return a.sm >= p.sm
 
 
