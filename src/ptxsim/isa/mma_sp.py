@@ -385,6 +385,9 @@ def form_of(instruction) -> MmaSpForm:
     for q in (".sync", ".aligned", ".row", ".col"):
         if q not in quals:
             raise PtxValidationError(f"mma.sp requires the {q} qualifier (PTX ISA 9.7.14.6.3)")
+    if quals.index(".row") > quals.index(".col"):
+        # the syntax is `.row.col` (A row-major, B column-major); ptxas 13.0 rejects .col.row
+        raise PtxValidationError("mma.sp layout must be .row.col, not .col.row (PTX ISA 9.7.14.6.3)")
     shapes = [int(m.group(1)) for q in quals if (m := _SHAPE.match(q))]
     if len(shapes) != 1:
         raise PtxValidationError("mma.sp needs one .m16n8kK shape qualifier")
