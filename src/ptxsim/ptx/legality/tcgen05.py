@@ -274,6 +274,10 @@ def mma(c: Check) -> None:
         c.since((8, 7), ".kind::mxf4nvf4", s)
     if svs in (".block16", ".block32"):
         c.since((8, 8), svs, s)
+    elif bs and not svs and kind in (".kind::mxf8f6f4", ".kind::mxf4"):
+        # an omitted .scale_vectorsize is .block32, and ptxas 13.0 says so: "Feature '.block32'
+        # requires PTX ISA .version 8.8 or later" (tests/test_legality_consistency.py)
+        c.since((8, 8), ".block32 (the default .scale_vectorsize)", s)
     # Target ISA notes
     if kind == ".kind::i8":
         c.target(TCGEN05_I8, f"{c.name} with .kind::i8", s)
