@@ -98,6 +98,7 @@ def scalar(c: Check) -> None:
                 c.err(f"vmad may negate either the product (a xor b) or c, not both ({s})")
         _since_target(c, (2, 0), 20, s)
         return
+    _no_negation(c, s)
     if q.get(".op2"):
         if c.count(4, form=f"{q['.op2']} secondary operation: d, a, b, c"):
             _no_sel(c, 0, "d", s)
@@ -132,6 +133,7 @@ def simd(c: Check) -> None:
     q = _slots(c, rest, slots, s)
     if q.get(".sat") and q.get(".add"):
         c.err(f"{op}: .sat and .add cannot be combined ({s})")
+    _no_negation(c, s)
     if c.count(4, form="d{.mask}, a{.asel}, b{.bsel}, c"):
         _regs(c, range(3), s)
         c.operand(3, "r32", "c")            # ptxas: "Incorrect video selector for operand 3"
@@ -141,6 +143,13 @@ def simd(c: Check) -> None:
         _sel(c, 2, sel, "b", s, None if two else SEL4)
         _no_sel(c, 3, "c", s)
     _since_target(c, (3, 0), 30, s)
+
+
+def _no_negation(c: Check, s: str) -> None:
+    """Only vmad negates operands; ptxas 13.0: "Operand negation not allowed for instruction
+    'vadd'" (tests/test_legality_consistency.py)."""
+    if any(getattr(o, "minus", False) for o in c.i.operands):
+        c.err(f"operand negation is only allowed on vmad, not {c.name} ({s})")
 
 
 def _since_target(c: Check, v, sm: int, s: str) -> None:
