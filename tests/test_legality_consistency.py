@@ -29,7 +29,8 @@ import pytest
 
 from ptxsim.errors import PtxsimError
 from ptxsim.isa import misc, mma_sp, stack, tmem, tmem_cp, tmem_ldst, video
-from ptxsim.isa.targets import AtLeast, Req, parse_target, parse_version
+from ptxsim.isa.targets import (TARGET_MIN_PTX, AtLeast, Req, parse_target, parse_version,
+                                supports)
 from ptxsim.isa.tcgen05_mma import Tcgen05Mma
 from ptxsim.ptx import errors_of, parse_instruction, parse_module, validate
 
@@ -97,7 +98,14 @@ def isa_tcgen05_mma(inst, target, ptx):
             flags["has_zero_column_mask"] = True
         else:
             flags["scale_input_d"] = _imm_or_name(ops[i]) if hasattr(ops[i], "value") else 0
-    Tcgen05Mma.from_opcode(inst.mnemonic, **flags).validate(target, ptx)
+    mma = Tcgen05Mma.from_opcode(inst.mnemonic, **flags).validate(target, ptx)
+    # the target notes the isa layer checks on the instruction descriptor (descriptors.py
+    # InstrDescriptor.issues -> targets.supports), by target name only
+    for feature, applies in (("tcgen05", True), ("tcgen05.mma.kind::i8", mma.kind == "i8"),
+                             ("tcgen05.mma.sp.kind::mxf4",
+                              mma.sparse and mma.kind in ("mxf4", "mxf4nvf4"))):
+        if applies and not supports(target, feature):
+            raise PtxsimError(f"{feature} is not supported on {target}")
 
 
 def _quals(inst):
@@ -162,7 +170,7 @@ def isa_verdict(inst, target, ptx) -> tuple[bool, str]:
 # table has no PTX ISA notes) the PTX version.
 OUT_OF_ISA_SCOPE = re.compile(
     r"operand \d+ \(|takes \d+( to \d+)? operands|must be a vector|element '.*' of operand|"
-    r"is not declared|\.target |same \.cta_group|must have 2 elements|"
+    r"is not declared|^\.target |cannot be compiled for|same \.cta_group|must have 2 elements|"
     r"operand \d+ .* must be|requires PTX ISA version")
 ISA_HAS_PTX_NOTES = {"brkpt", "nanosleep", "pmevent", "trap", "setmaxnreg", "stacksave",
                      "stackrestore", "alloca", "tcgen05.mma"}
@@ -275,6 +283,9 @@ def enumeration_disagreements(texts, contexts):
     Returns the unexplained disagreements and how often each (validator, isa) verdict pair
     occurred."""
     out, seen = [], {}
+    # a .target older than its own PTX ISA version is a module error before any instruction
+    contexts = [(t, v) for t, v in contexts
+                if parse_version(v) >= TARGET_MIN_PTX.get(parse_target(t).canonical.name, (0, 0))]
     for text in texts:
         inst = parse_instruction(text)
         for target, ptx in contexts:
