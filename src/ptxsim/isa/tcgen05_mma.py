@@ -24,12 +24,14 @@ scale factors and metadata.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutError, OperandError,
-                           TmemAccessError, UndefinedBehavior)
+from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutAssumptionWarning,
+                           LayoutError, OperandError, TmemAccessError, UndefinedBehavior,
+                           UnsupportedFeature)
 from ptxsim.isa import sparsity
 from ptxsim.isa import targets as _targets
 from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
@@ -344,46 +346,74 @@ def negate_bits(bits: np.ndarray, fmt: str) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # scale factors in Tensor Memory (9.7.16.10.7; CuTe tmem_sf_frg)
 # --------------------------------------------------------------------------------------------
+def _sf_group_columns(which: str, count: int, N: int | None) -> int:
+    """Columns between consecutive groups of 4 scale-factor slots (only K = 96 reaches a second
+    group). CuTe tmem_sf_frg tiles the K scale-factor index j as byte j%4 of the columns of group
+    j/4; a group spans the MN extent's columns: ceil(rows/32) for SFA, and for SFB the N rounded up
+    to 128 (CUTLASS deduce_smem_layoutSFB, MMA_N_SFB) / 32, i.e. 4 columns for N <= 128 and 8 for
+    N > 128 -- the split the spec's K=96 SFB figures make (9.7.16.10.7.3.4-5: "N<=128", "N>128")."""
+    if which == "B":
+        return -(-N // 128) * 4
+    return -(-count // 32)
+
+
 def scale_factor_cells(which: str, layout: DataPathLayout, count: int, nsf: int, sf_id: int,
-                       N: int | None = None):
+                       N: int | None = None, k96: bool = False):
     """(lanes (count, nsf, copies), columns (count, nsf), bytes (count, nsf)) of the scale factors
     of `count` rows of A (which="A") or columns of B ("B"), relative to the scale address.
 
-    4x1 data paths (layouts A, D; SFA of B): index i at lanes (i%32)+32r, r=0..3, column i/32,
-    byte sf_id+s (CuTe ScaleFactorDuplicated4by1; datapath.scale_factor_position).
+    4x1 data paths (layouts A, D; SFA of B): index i at lanes (i%32)+32r, r=0..3, column i/32
+    (CuTe tmem_sf_frg ScaleFactorDuplicated4by1; datapath.scale_factor_position; for SFA of B also
+    the CuTe DSL example 2cta_mma_blockscale_m128.py: 64 local rows, 2 columns per K block).
     SFB of layout B (2x2): lanes (i%32) + 64*(i / (N/2)) + 32r, r=0..1, column (i % (N/2))/32
-    (CuTe ScaleFactorDuplicated2by2). Scale factor s of the row sits in byte sf_id + s
-    (9.7.16.10.7.2: the ID is the byte / half-word offset in the word).
+    (CuTe ScaleFactorDuplicated2by2 and the same DSL example, N = 256; CuTe's atom gives the same
+    for N = 128; other N: LayoutAssumptionWarning, see docs/layouts.md).
+    Scale factor s of the row sits in slot sf_id + s: byte (sf_id + s) % 4 (9.7.16.10.7.2: the ID
+    is the byte / half-word offset in the word). Only K = 96 (3 or 6 scale factors) runs past
+    byte 3: slot q then lies in group q/4, _sf_group_columns further right (CuTe SM103 collective:
+    MMA i starts at K-SF index 3i (block32) / 6i (block16) of a tmem_sf_frg tensor, which gives
+    the descriptor ID = that index % 4, as 9.7.16.10.7.2.4-5 allow: IDs 0-3 / 0, 2).
     """
     i = np.arange(count)[:, None, None]
     s = np.arange(nsf)[None, :, None]
-    if sf_id + nsf > 4:
+    slot = sf_id + s
+    if not k96 and sf_id + nsf > 4:
         raise DescriptorError(f"scale_{which.lower()}_id", sf_id, f"{nsf} scale factors from byte "
                               f"{sf_id} do not fit one 32-bit Tensor Memory word (9.7.16.10.7.2)",
                               "instruction descriptor")
+    if k96 and layout.id not in ("A", "D"):
+        raise LayoutError(f"K = 96 scale factors for data-path layout {layout.id} (M = "
+                          f"{layout.M}, .cta_group::{layout.cta_group}): Table 39 has K = 96 only "
+                          "for M = 256; CUTLASS's sm_103 collective covers 4x1 data paths only")
     if which == "B" and layout.id == "B":
         half = N // 2
+        if N not in (128, 256):
+            warnings.warn(LayoutAssumptionWarning(
+                f"SFB of layout B (2x2) with N = {N}: placed at lane half n / (N/2), column "
+                "(n % (N/2)) / 32, as D is; sources confirm only N = 128 / 256 (CuTe's atom rounds "
+                "N up to 128 and would split elsewhere: docs/layouts.md)"), stacklevel=3)
         lanes = (i % 32) + 64 * (i // half) + 32 * np.arange(2)[None, None, :]
-        cols = (i % half) // 32
+        cols = (i % half) // 32 + 0 * s
     elif layout.id in ("A", "B", "D"):
         lanes = (i % 32) + 32 * np.arange(4)[None, None, :]
-        cols = i // 32
+        cols = i // 32 + _sf_group_columns(which, count, N) * (slot // 4)
     else:
         raise LayoutError(f"scale factors for data-path layout {layout.id} (M = {layout.M}) are "
                           "not defined: block-scaled kinds use M = 128 / 256 (Table 39)")
     lanes = np.broadcast_to(lanes, (count, nsf, lanes.shape[-1]))
     cols = np.broadcast_to(cols[..., 0], (count, nsf))
-    byte = np.broadcast_to(sf_id + s[..., 0], (count, nsf))
+    byte = np.broadcast_to(slot[..., 0] % 4, (count, nsf))
     return lanes, cols, byte
 
 
 def write_scale_factors(cells: np.ndarray, address: int, scales: np.ndarray, which: str,
-                        layout: DataPathLayout, sf_id: int = 0, N: int | None = None) -> None:
+                        layout: DataPathLayout, sf_id: int = 0, N: int | None = None,
+                        k96: bool = False) -> None:
     """Store scale factors (count, nsf) of A rows / B columns into every copy the tensor core
     expects (what tcgen05.cp .32x128b.warpx4 does for 4x1). `address` is a Tensor Memory address."""
     lane0, col0 = split_address(address & 0x3FFFFFFF)
     sc = np.asarray(scales, np.uint32)
-    lanes, cols, byte = scale_factor_cells(which, layout, sc.shape[0], sc.shape[1], sf_id, N)
+    lanes, cols, byte = scale_factor_cells(which, layout, sc.shape[0], sc.shape[1], sf_id, N, k96)
     cols = np.broadcast_to((cols + col0)[..., None], lanes.shape)
     byte = np.broadcast_to(byte[..., None], lanes.shape).astype(np.uint32)
     vals = np.broadcast_to(sc[..., None], lanes.shape)
@@ -393,14 +423,15 @@ def write_scale_factors(cells: np.ndarray, address: int, scales: np.ndarray, whi
 
 
 def _read_scale_factors(cta: CtaState, address: int, which: str, layout: DataPathLayout,
-                        count: int, nsf: int, sf_id: int, N: int | None, what: str) -> np.ndarray:
+                        count: int, nsf: int, sf_id: int, N: int | None, what: str,
+                        k96: bool = False) -> np.ndarray:
     # CuTe puts the scale-factor ID into address bits [30, 32) (FACTS section 3); the instruction
     # takes the ID from the instruction descriptor, so those bits are not part of the lane.
     lane0, col0 = split_address(int(address) & 0x3FFFFFFF)
     if lane0 != 0:
         raise TmemAccessError(f"{what}: scale_{which} address lane {lane0}; scale factors span "
                               "all 128 lanes from lane 0 (9.7.16.10.7)", lane=lane0, column=col0)
-    lanes, cols, byte = scale_factor_cells(which, layout, count, nsf, sf_id, N)
+    lanes, cols, byte = scale_factor_cells(which, layout, count, nsf, sf_id, N, k96)
     cols = np.broadcast_to((cols + col0)[..., None], lanes.shape)
     _check_cells(cta, lanes, cols, f"{what} scale_{which}")
     vals = (cta.tmem.cells[lanes, cols] >> (8 * np.broadcast_to(byte[..., None], lanes.shape))
@@ -545,8 +576,13 @@ def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a", ptx_
     desc.validate(sparse=mma.sparse, ws=mma.ws, cta_group=mma.cta_group, target=target,
                   scale_vec=mma.effective_scale_vec if mma.block_scale else None)
     if desc.k96:
-        raise LayoutError(f"{what}: K = 96 (sm_103a) scale-factor layouts (Figures 234-258) are "
-                          "not implemented")
+        # The K = 96 scale-factor placement is known (scale_factor_cells(k96=True), CuTe SM103);
+        # what is missing is the operands: K = 96 block scaling (3X / 6X) in SCALE_VEC_COUNT and
+        # numerics, and the shared-memory reading CUTLASS uses for it (LBO mode 1, the descriptor
+        # wrapping into the next buffer: SM103 mma_unpack).
+        raise LayoutError(f"{what}: K = 96 (sm_103a) execution is not implemented (its operand "
+                          "fetch from shared memory, LBO mode 1, is not modelled); the scale-factor "
+                          "placement is available as scale_factor_cells(..., k96=True)")
     if mma.ashift and desc.m not in (128, 256):
         raise OperandError(f"{what}: .ashift is only allowed with M = 128 or M = 256, the "
                            f"instruction descriptor says M = {desc.m} (9.7.16.10.9.1)")
@@ -647,6 +683,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
         # ---- A ---------------------------------------------------------------------------
         k_stored = K // 2 if mma.sparse else K
         rows = np.arange(ci * Mc, (ci + 1) * Mc)
+        a_hi = None             # layout E: the upper lane half's own A copy, when it differs
         if a_tmem is None:
             a = read_operand(cta.smem, SmemDescriptor.decode(int(a_desc)), desc, "A", rows=Mc)
             key = ("smem", int(a_desc))
@@ -666,7 +703,14 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             cols = a_col + np.broadcast_to(kc[..., None], lanes.shape)
             _check_cells(cta, lanes, cols, f"{what} [a-tmem]")
             words = cta.tmem.cells[lanes, cols]
-            if (words != words[..., :1]).any():
+            if layout.id == "E" and (words[..., 1] != words[..., 0]).any():
+                # each lane half reads its own copy (datapath.a_position: FlashMLA dual GEMM)
+                a_hi = a_from_tmem_words(words[..., 1], atype, mma.kind)[:, :k_stored]
+                if mma.sparse:
+                    raise UnsupportedFeature(f"{what}: sparse A with different copies in the two "
+                                             "lane halves of layout E is not modelled")
+                a_hi = negate_bits(a_hi, atype) if desc.negate_a else a_hi
+            elif (words != words[..., :1]).any():
                 raise UndefinedBehavior(f"{what}: A in Tensor Memory must be duplicated in both "
                                         f"lane halves for layout {layout.id} (CuTe "
                                         "TmemAllocMode::Duplicated); the copies differ")
@@ -708,15 +752,20 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
         kw = {}
         if mma.block_scale:
             sfa = _read_scale_factors(cta, scale_a_tmem, "A", layout, Mc, nsf, desc.scale_a_id,
-                                      N, what)
+                                      N, what, desc.k96)
             sfb = _read_scale_factors(cta, scale_b_tmem, "B", layout, N, nsf, desc.scale_b_id,
-                                      N, what)
+                                      N, what, desc.k96)
             block, rep = _scale_block(K, nsf, desc.scale_type_name)
             kw = dict(scale_a=np.repeat(sfa, rep, axis=1), scale_b=np.repeat(sfb, rep, axis=1).T,
                       scale_type=desc.scale_type_name, block=block)
         d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
                           satfinite=bool(desc.saturate), scale_input_d=(
                               mma.scale_input_d or 0) if enable else 0, **kw)
+        if a_hi is not None:    # D columns [N/2, N) come from lanes 64..127 and their A copy
+            h = N // 2
+            d[:, h:] = _mma_numerics(a_hi, b[h:].T, c[:, h:], kind=mma.kind, atype=atype,
+                                     btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
+                                     scale_input_d=(mma.scale_input_d or 0) if enable else 0)
         res.d.append(d)
         keep = ~disabled[ci][d_lanes]
         writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
