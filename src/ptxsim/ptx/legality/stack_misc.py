@@ -3,7 +3,8 @@ transcribed from shared/spec/tcgen05-chapter-stack-video-misc.txt."""
 from __future__ import annotations
 
 from ptxsim.ptx.legality.common import Check, Slot
-from ptxsim.ptx.targets import Arch, AtLeast, Family, Req
+from ptxsim.isa.misc import SETMAXNREG_TARGETS
+from ptxsim.ptx.targets import AtLeast, Req
 
 STACK_TYPE = Slot.of(".type", ".u32 .u64", True)
 SM52 = Req(AtLeast(52))
@@ -81,9 +82,8 @@ def trap(c: Check) -> None:                            # 9.7.19.4
     c.count(0)
 
 
-# 9.7.19.5 Target ISA notes
-SETMAXNREG = Req(Arch("sm_90a"), Arch("sm_100a"), Arch("sm_101a"), Arch("sm_120a"),
-                 Family("sm_100f"), Family("sm_101f"), Family("sm_120f"), Family("sm_110f", (9, 0)))
+# 9.7.19.5 Target ISA notes: the one table is isa/misc.py's (SETMAXNREG_TARGETS)
+SETMAXNREG = Req(*SETMAXNREG_TARGETS)
 
 
 def setmaxnreg(c: Check) -> None:                      # 9.7.19.5
