@@ -178,6 +178,10 @@ def test_front_end_and_isa_share_the_vocabulary():
     assert leg_tcgen05.SCALE_VEC_NX is T.ARCH_SPECIFIC_10X_11X is leg_tcgen05.SP_MXF4
     assert tcgen05_mma.TARGET_FEATURES["scale_input_d"] == T.SCALE_INPUT_D.targets()
     assert tcgen05_mma.TARGET_FEATURES["scale_vec::NX"] == T.ARCH_SPECIFIC_10X_11X.targets()
+    from ptxsim.ptx.legality import mma_sp as leg_mma_sp, stack_misc as leg_misc
+    assert leg_mma_sp.SM120 is mma_sp.REQUIREMENTS["sm_120f"]
+    assert leg_mma_sp.SM120A_121A is mma_sp.REQUIREMENTS["sm_120a"]
+    assert leg_misc.SETMAXNREG.alternatives == misc.SETMAXNREG_TARGETS
 
 
 # ------------------------------------------------------------------- renamed .target names
