@@ -6,7 +6,7 @@ import re
 
 from ptxsim.ptx.instruction import Instruction, Register
 from ptxsim.ptx.legality.common import Check, Slot
-from ptxsim.ptx.targets import AtLeast, Req
+from ptxsim.isa import video as isa_video
 
 INT = {".u32", ".s32"}
 SCALAR_SEL = {".b0", ".b1", ".b2", ".b3", ".h0", ".h1"}                 # .dsel = .asel = .bsel
@@ -96,7 +96,7 @@ def scalar(c: Check) -> None:
             elif (neg[1] != neg[2]) and neg[3]:
                 # "PTX allows negation of either (a*b) or c."
                 c.err(f"vmad may negate either the product (a xor b) or c, not both ({s})")
-        _since_target(c, (2, 0), 20, s)
+        _since_target(c, "scalar", s)
         return
     _no_negation(c, s)
     if q.get(".op2"):
@@ -117,7 +117,7 @@ def scalar(c: Check) -> None:
     _sel(c, 2, SCALAR_SEL, "b", s)
     if n == 4:
         _no_sel(c, 3, "c", s)
-    _since_target(c, (2, 0), 20, s)
+    _since_target(c, "scalar", s)
 
 
 def simd(c: Check) -> None:
@@ -142,7 +142,7 @@ def simd(c: Check) -> None:
         _sel(c, 1, sel, "a", s, None if two else SEL4)
         _sel(c, 2, sel, "b", s, None if two else SEL4)
         _no_sel(c, 3, "c", s)
-    _since_target(c, (3, 0), 30, s)
+    _since_target(c, "simd", s)
 
 
 def _no_negation(c: Check, s: str) -> None:
@@ -152,9 +152,10 @@ def _no_negation(c: Check, s: str) -> None:
         c.err(f"operand negation is only allowed on vmad, not {c.name} ({s})")
 
 
-def _since_target(c: Check, v, sm: int, s: str) -> None:
-    c.since(v, c.name, s)
-    c.target(Req(AtLeast(sm)), c.name, s)
+def _since_target(c: Check, kind: str, s: str) -> None:
+    """PTX ISA / Target ISA notes, from isa/video.py (scalar: 2.0, sm_20; SIMD: 3.0, sm_30)."""
+    c.since(isa_video.MIN_PTX[kind], c.name, s)
+    c.target(isa_video.TARGETS[kind], c.name, s)
 
 
 RULES = {**{o: scalar for o in SCALAR_OPS | SHIFT_OPS | {"vmad", "vset"}},
