@@ -4,9 +4,9 @@
 
 The pure part, `mma_sp(form, a, b, c, e, selector, ...)`, takes each operand as registers
 (nregs, W, 32) uint32 and returns D the same way; `execute_mma_sp(instruction, regs, target)` is
-the handler `ptxsim.execute` dispatches to. The arithmetic is `ptxsim.numerics.mma` applied to the
-decompressed A (pruned positions are zeros), per warp; whether that is what the hardware does is
-what tests/isa/test_mma_sp_hw.py checks against recorded H100/H200 results.
+the handler `ptxsim.execute` dispatches to. The arithmetic is `ptxsim.numerics.mma_sparse`: per
+output row, one fused dot product of the stored elements with the B rows the metadata selects
+(measured on the H200: tests/isa/test_mma_sp_hw.py replays the recorded results).
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def arch_profile(cc: int) -> str:
     return "sm_120"
 
 
-NUMERICS_KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "f8": "f8f6f4",
+NUMERICS_KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "f8": "fp8_sync",
                  "f8f6f4": "f8f6f4", "mxf8f6f4": "mxf8f6f4", "mxf4": "mxf4",
                  "mxf4nvf4": "mxf4nvf4", "i8": "i8", "i4": "i8"}
 
@@ -302,9 +302,9 @@ def scale_matrices(form: MmaSpForm, sa: np.ndarray, sb: np.ndarray, byte_a: int,
 
 
 # ----------------------------------------------------------------------------- semantics
-def _numerics_mma():
+def _numerics_mma_sparse():
     from ptxsim import numerics
-    return numerics.mma
+    return numerics.mma_sparse
 
 
 UNDEFINED_METADATA = ("raise", "gather")
@@ -322,7 +322,8 @@ def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.n
     selects, D[m,n] = fdpa_k(A_c[m,k] * B[col(m,k), n]) + C[m,n], with the engine's block of L
     terms counted in stored (compressed) elements. Pruned positions are never multiplied (a NaN or
     Inf in a B row the metadata skips does not reach D), so this is not the dense MMA of the
-    decompressed A whenever K/2 > L or B holds Inf/NaN.
+    decompressed A whenever K/2 > L or B holds Inf/NaN. Computed by `numerics.mma_sparse` (engine:
+    a replacement with its signature, for tests).
 
     undefined_metadata: "raise" (default) raises SparsityMetadataError where 9.7.14.6.1 says
     undefined; "gather" uses the indices as given, which is what the H200 did for the integer
@@ -339,33 +340,20 @@ def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.n
     a_c = element_bits(form, form.atype, form.a.unpack(a))                          # (W,16,K/2)
     b_full = element_bits(form, form.btype, form.b.unpack(b))                       # (W,K,8)
     c_full = form.c.unpack(c)                                                       # (W,16,8)
-    warps, half = a_c.shape[0], a_c.shape[2]
-    # B rows chosen for each (row m, stored element k): (W, K/2, 16*8), column m*8 + n. One
-    # engine call per warp then computes every row m against every row's B selection; the
-    # diagonal blocks m == m' are the products we want (each output an independent fused dot
-    # product, so the extra columns change nothing but the cost).
-    b_sel = np.take_along_axis(b_full[:, None, :, :], cols[..., None], axis=2)       # (W,16,K/2,8)
-    b_sel = b_sel.transpose(0, 2, 1, 3).reshape(warps, half, frag.M * frag.N)
-    c_wide = np.broadcast_to(c_full.reshape(warps, 1, frag.M * frag.N), (warps, frag.M, frag.M * frag.N))
+    half = a_c.shape[2]
+    # B rows chosen for each (row m, stored element k): (W, 16, K/2, 8)
+    b_sel = np.take_along_axis(b_full[:, None, :, :], cols[..., None], axis=2)
     kw = dict(arch=arch_profile(cc), kind=NUMERICS_KIND[form.family], atype=form.atype,
               btype=form.btype, ctype=form.ctype, dtype=form.dtype)
     if form.satfinite:
         kw["satfinite"] = True
-    scales = None
     if form.kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
         if scale is None:
             raise OperandError(f"mma.sp .kind::{form.kind} needs scale-a-data / scale-b-data")
         sa, sb = scale_matrices(form, *scale)                        # (W,16,n), (W,n,8)
-        scales = sa, np.tile(sb, (1, 1, frag.M))                     # columns m*8+n
         # 9.7.14.3: scale j covers dense chunk j of K/n elements = stored elements j*K/2n...
-        kw.update(scale_type=form.stype, block=half // form.scale_count)
-    engine = engine or _numerics_mma()
-    diag = np.arange(frag.M)[:, None] * frag.N + np.arange(frag.N)[None, :]         # (16, 8)
-    d = np.empty((warps, frag.M, frag.N), dtype=np.uint32)
-    for w in range(warps):          # the engine is vectorised over M x N x K inside
-        extra = dict(scale_a=scales[0][w], scale_b=scales[1][w]) if scales else {}
-        wide = np.asarray(engine(a_c[w], b_sel[w], c_wide[w], **kw, **extra))
-        d[w] = np.take_along_axis(wide, diag, axis=1)
+        kw.update(scale_a=sa, scale_b=sb, scale_type=form.stype, block=half // form.scale_count)
+    d = (engine or _numerics_mma_sparse())(a_c, b_sel, c_full, **kw)                # (W,16,8)
     return form.d.pack(d)
 
 

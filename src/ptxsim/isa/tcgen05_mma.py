@@ -503,6 +503,46 @@ def _mma_numerics(a, b, c, *, kind, atype, btype, dtype, scale_a=None, scale_b=N
     return _mma_scaled_c(a, b, c, scale_input_d, kind=kind, atype=atype, btype=btype, dtype=dtype)
 
 
+def stored_columns(nibbles, kind: str, shape: tuple[int, int], row_offset: int = 0) -> np.ndarray:
+    """(M, K/2): the logical column of every stored element of a sparse A, read off the
+    metadata by decompressing the stored-element numbers 1..K/2 (sparsity.decompress)."""
+    M, half = shape
+    numbers = np.broadcast_to(np.arange(1, half + 1, dtype=np.uint32), (M, half))
+    dense = sparsity.decompress(numbers, nibbles, kind, row_offset=row_offset)
+    r, j = np.nonzero(dense)
+    cols = np.zeros((M, half), np.int64)
+    cols[r, dense[r, j].astype(np.int64) - 1] = j
+    return cols
+
+
+def _mma_sparse_numerics(a, b_rows, c, *, kind, atype, btype, dtype, scale_a=None,
+                         scale_b=None, scale_type=None, block=None, satfinite=False,
+                         scale_input_d=0):
+    """Sparse D = A*B + C: a (M, K/2) stored elements, b_rows (M, K/2, N) the B rows each
+    stored element meets (numerics.mma_sparse); scale-input-d scales C exactly as
+    `_mma_scaled_c` does."""
+    from ptxsim.numerics import fdpa, mma_sparse
+    if not scale_input_d:
+        return mma_sparse(a, b_rows, c, arch=ARCH, kind=kind, atype=atype, btype=btype,
+                          ctype=dtype, dtype=dtype, scale_a=scale_a, scale_b=scale_b,
+                          scale_type=scale_type, block=block, satfinite=satfinite)
+    from ptxsim.numerics.params import check_types, params
+    from ptxsim.numerics.unpack import raw_bits, unpack
+    check_types(ARCH, kind, atype, btype, dtype, dtype)
+    p = params(ARCH, kind, atype, btype, dtype)
+    ua, ub = unpack(raw_bits(a, atype, "a"), atype), unpack(raw_bits(b_rows, btype, "b"), btype)
+    uc = _scaled_c(unpack(raw_bits(c, dtype, "c"), dtype), scale_input_d)
+    return fdpa.fused_rows(ua, ub, uc, p, p.rho, dtype)
+
+
+def _scaled_c(uc, s: int):
+    """C's value and alignment exponent scaled exactly by 2^-s (no rounding)."""
+    from ptxsim.numerics.unpack import Unpacked
+    scaled = ~(uc.zero | uc.special)
+    return Unpacked(np.ldexp(uc.value, -s), np.where(scaled, uc.exp - s, uc.exp).astype(np.int32),
+                    uc.zero, uc.special)
+
+
 def _mma_scaled_c(a, b, c, s: int, *, kind, atype, btype, dtype):
     """D = A*B + C*2^-s for kinds f16 / tf32: the fused model with C's value and alignment
     exponent scaled exactly by 2^-s (the spec's formula; no rounding of the scaled C).
@@ -731,9 +771,13 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             _check_cells(cta, lane_m + m_lane, col_m + m_col + sel, f"{what} [sp-meta-tmem]")
             nib = sparsity.read_metadata(cta.tmem.cells, m_lane, m_col, mma.kind, K, Mc,
                                          desc.selector, mma.ws)
+            a_stored, sel_cols = a, stored_columns(nib, mma.kind, a.shape, ci * Mc)
             a = sparsity.decompress(a, nib, mma.kind, row_offset=ci * Mc)
         if mma.ashift:          # rows move down one; the first keeps its value (as tcgen05.shift)
             a = np.concatenate([a[:1], a[:-1]], axis=0)
+            if mma.sparse:
+                a_stored = np.concatenate([a_stored[:1], a_stored[:-1]], axis=0)
+                sel_cols = np.concatenate([sel_cols[:1], sel_cols[:-1]], axis=0)
         res.a.append(a)
 
         # ---- C (the accumulator in Tensor Memory) ------------------------------------------
@@ -758,14 +802,27 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             block, rep = _scale_block(K, nsf, desc.scale_type_name)
             kw = dict(scale_a=np.repeat(sfa, rep, axis=1), scale_b=np.repeat(sfb, rep, axis=1).T,
                       scale_type=desc.scale_type_name, block=block)
-        d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                          satfinite=bool(desc.saturate), scale_input_d=(
-                              mma.scale_input_d or 0) if enable else 0, **kw)
+        sid = (mma.scale_input_d or 0) if enable else 0
+        if mma.sparse:
+            # the arithmetic measured for sparse MMA on sm_90 (numerics.mma_sparse): one fused
+            # dot product per output over the stored elements and the B rows they select;
+            # for tcgen05 this is inferred, not measured (docs/tcgen05-mma.md)
+            if mma.block_scale:
+                block, rep = _scale_block(K // 2, nsf, desc.scale_type_name)
+                kw = dict(scale_a=np.repeat(sfa, rep, axis=1),
+                          scale_b=np.repeat(sfb, rep, axis=1).T,
+                          scale_type=desc.scale_type_name, block=block)
+            d = _mma_sparse_numerics(a_stored, b.T[sel_cols], c, kind=mma.kind, atype=atype,
+                                     btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
+                                     scale_input_d=sid, **kw)
+        else:
+            d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                              satfinite=bool(desc.saturate), scale_input_d=sid, **kw)
         if a_hi is not None:    # D columns [N/2, N) come from lanes 64..127 and their A copy
-            h = N // 2
+            h = N // 2          # (dense only: a sparse A with two copies is UnsupportedFeature)
             d[:, h:] = _mma_numerics(a_hi, b[h:].T, c[:, h:], kind=mma.kind, atype=atype,
                                      btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
-                                     scale_input_d=(mma.scale_input_d or 0) if enable else 0)
+                                     scale_input_d=sid)
         res.d.append(d)
         keep = ~disabled[ci][d_lanes]
         writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
