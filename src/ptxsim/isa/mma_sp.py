@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -20,6 +19,8 @@ from ptxsim.errors import (ExecutionError, IllegalInstructionError, OperandError
                            SparsityMetadataError, UndefinedBehavior)
 from ptxsim.isa import mma_fragments as frag
 from ptxsim.isa.registry import register
+from ptxsim.isa.targets import Arch, AtLeast, Family, Req
+from ptxsim.isa.targets import parse_target as _parse_target
 
 # ------------------------------------------------------------------------------ legality table
 # 9.7.14.6.3 "Syntax" blocks and "Target ISA Notes"; each row checked against ptxas 13.0 in
@@ -66,11 +67,11 @@ LEGAL: tuple[Legal, ...] = (
 
 # "requires sm_120a and supported on sm_120f or higher in the same family"; mxf4 / mxf4nvf4
 # only on sm_120a, sm_121a.
-REQUIREMENTS: dict[str, Callable[[int, str], bool]] = {
-    "sm_80": lambda cc, sfx: cc >= 80,
-    "sm_89": lambda cc, sfx: cc >= 89,
-    "sm_120f": lambda cc, sfx: 120 <= cc < 130 and sfx in ("a", "f"),
-    "sm_120a": lambda cc, sfx: cc in (120, 121) and sfx == "a",
+REQUIREMENTS: dict[str, Req] = {
+    "sm_80": Req(AtLeast(80)),
+    "sm_89": Req(AtLeast(89)),
+    "sm_120f": Req(Arch("sm_120a"), Family("sm_120f")),
+    "sm_120a": Req(Arch("sm_120a"), Arch("sm_121a")),
 }
 
 # numerics engine parameters (ptxsim.numerics.mma): arithmetic profile per compute capability,
@@ -99,14 +100,10 @@ ACCUM_BITS = {"f16": 16, "f32": 32, "s32": 32}
 # container -> element bits (9.7.14.6.3 Description, f8f6f4 kinds)
 CONTAINER_FIELD = {"e2m1": (2, 0xF), "e3m2": (0, 0x3F), "e2m3": (0, 0x3F)}
 
-_TARGET = re.compile(r"^sm_(\d+)([af]?)$")
-
-
 def parse_target(target: str) -> tuple[int, str]:
-    m = _TARGET.match(target)
-    if not m:
-        raise OperandError(f"target '{target}' is not of the form sm_<NN>[a|f] (e.g. sm_90a)")
-    return int(m.group(1)), m.group(2)
+    """'sm_120a' -> (120, 'a'), through ptxsim.isa.targets (TargetError is an OperandError)."""
+    t = _parse_target(target)
+    return t.sm, t.suffix
 
 
 # ------------------------------------------------------------------------------------- form
@@ -197,9 +194,8 @@ class MmaSpForm:
         return {"1X": 1, "2X": 2, "4X": 4}[self.scale_vec] if self.scale_vec else 0
 
     def check_target(self, target: str) -> None:
-        cc, sfx = parse_target(target)
         req = self.legal.target
-        if not REQUIREMENTS[req](cc, sfx):
+        if not REQUIREMENTS[req].ok(_parse_target(target)):
             raise PtxValidationError(f"mma{self.variant}.{self.shape} with .{self.atype}/"
                                      f".{self.btype}{' kind::' + self.kind if self.kind else ''}"
                                      f" and .{self.dtype} accumulators requires {req}, "
@@ -377,6 +373,9 @@ def form_of(instruction) -> MmaSpForm:
     for q in (".sync", ".aligned", ".row", ".col"):
         if q not in quals:
             raise PtxValidationError(f"mma.sp requires the {q} qualifier (PTX ISA 9.7.14.6.3)")
+    if quals.index(".row") > quals.index(".col"):
+        # the syntax is `.row.col` (A row-major, B column-major); ptxas 13.0 rejects .col.row
+        raise PtxValidationError("mma.sp layout must be .row.col, not .col.row (PTX ISA 9.7.14.6.3)")
     shapes = [int(m.group(1)) for q in quals if (m := _SHAPE.match(q))]
     if len(shapes) != 1:
         raise PtxValidationError("mma.sp needs one .m16n8kK shape qualifier")

@@ -33,6 +33,7 @@ from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutAssumpti
                            LayoutError, OperandError, TmemAccessError, UndefinedBehavior,
                            UnsupportedFeature)
 from ptxsim.isa import sparsity
+from ptxsim.isa import targets as _targets
 from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
 from ptxsim.isa.datapath import DataPathLayout, datapath_layout
 from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
@@ -62,15 +63,15 @@ SCALE_VEC_COUNT = {("mxf8f6f4", "1X"): 1, ("mxf8f6f4", "block32"): 1,
 DISABLE_OUTPUT_LANE_WORDS = {1: 4, 2: 8}
 SCALE_INPUT_D_RANGE = range(0, 16)              # 9.7.16.10.9.1: [0, 15]
 
-# Target ISA notes of 9.7.16.10.9.1 / .2 beyond the descriptor's (targets.py), checked against
-# ptxas 13.0 in tests/isa/test_tcgen05_mma_ptxas.py.
+# Target ISA notes of 9.7.16.10.9.1 / .2 beyond the descriptor's, from ptxsim.isa.targets (the one
+# table of target rules); checked against ptxas 13.0 in tests/isa/test_tcgen05_mma_ptxas.py.
 TARGET_FEATURES = {
     # "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same
-    # family" (ptxas 13.0 rejects it on sm_110a/f)
-    "scale_input_d": frozenset({"sm_100a", "sm_100f", "sm_103a", "sm_103f"}),
+    # family" (ptxas 13.0 rejects it on sm_110a/f): sm_100a, sm_100f, sm_103a, sm_103f
+    "scale_input_d": _targets.FEATURES["tcgen05.mma.scale_input_d"].targets,
     # ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a" (arch-specific targets;
-    # ptxas 13.0 rejects them on every 'f' target)
-    "scale_vec::NX": frozenset({"sm_100a", "sm_101a", "sm_103a", "sm_110a"}),
+    # ptxas 13.0 rejects them on every 'f' target): sm_100a, sm_101a, sm_103a, sm_110a
+    "scale_vec::NX": _targets.FEATURES["tcgen05.mma.scale_vec::NX"].targets,
 }
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptxsim.errors import OperandError, PtxValidationError  # noqa: F401 (re-exported)
+from ptxsim.isa.targets import AtLeast, Req, parse_target
 
 # ---------------------------------------------------------------- legality (9.7.18.1, 9.7.18.2)
 TYPES = ("u32", "s32")
@@ -39,6 +40,7 @@ MODES = ("clamp", "wrap")                                            # 9.7.18.1.
 PTXAS_UNLEXABLE_SELECTORS = frozenset({"b1024"})
 # Target ISA notes: scalar video sm_20, SIMD video sm_30; PTX ISA 2.0 / 3.0
 MIN_TARGET = {"scalar": 20, "simd": 30}
+TARGETS = {kind: Req(AtLeast(sm)) for kind, sm in MIN_TARGET.items()}
 MIN_PTX = {"scalar": (2, 0), "simd": (3, 0)}
 
 
@@ -452,10 +454,7 @@ def check_target(ins: VideoInstruction, target: str | None = None,
     """Target / PTX ISA notes (9.7.18): scalar video sm_20 and PTX 2.0, SIMD sm_30 and PTX 3.0."""
     kind = "simd" if ins.width > 1 else "scalar"
     if target is not None:
-        m = re.fullmatch(r"sm_(\d+)[af]?", target)
-        if not m:
-            raise PtxValidationError(f"unknown target '{target}' (expected sm_NN, sm_NNa or sm_NNf)")
-        if int(m.group(1)) < MIN_TARGET[kind]:
+        if not TARGETS[kind].ok(parse_target(target)):
             raise PtxValidationError(f"{ins.text}: {kind} video instructions require "
                                      f"sm_{MIN_TARGET[kind]} or higher, not {target}")
     if ptx_version is not None and tuple(ptx_version) < MIN_PTX[kind]:
