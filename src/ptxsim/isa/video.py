@@ -489,7 +489,7 @@ _PRED = re.compile(r"^\s*@!?%?\w+\s+")
 
 def handle_instruction(inst, regs, target):
     """Registry handler: a parsed video Instruction over a RegisterFile."""
-    ins = parse(_PRED.sub("", inst.text))
+    ins = parse(_PRED.sub("", inst.text or str(inst)))
     check_target(ins, target)
     d, ra, rb, rc = ins.regs
     c = regs.read(rc) if rc else None
