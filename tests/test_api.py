@@ -37,13 +37,13 @@ def mini_parse(text, predicate=None):
 
 def int_engine(a, b, c, *, atype, btype, satfinite=False, **_):
     sx = lambda x: np.where(x >= 128, x.astype(np.int64) - 256, x.astype(np.int64))
-    acc = sx(a) @ sx(b) + c.view(np.int32)
+    acc = np.einsum("wmk,wmkn->wmn", sx(a), sx(b)) + c.view(np.int32)   # exact s8 dot products
     return (acc & 0xFFFFFFFF).astype(np.uint32)
 
 
 @pytest.fixture
 def engine(monkeypatch):
-    monkeypatch.setattr(mma_sp, "_numerics_mma", lambda: int_engine)
+    monkeypatch.setattr(mma_sp, "_numerics_mma_sparse", lambda: int_engine)
 
 
 def int_registers(warps, rng=np.random.default_rng(5)):

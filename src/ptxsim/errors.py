@@ -206,3 +206,14 @@ class StackOverflowError(ExecutionError):
 
 class MmaTypeError(OperandError):
     """An (arch, kind, element type, scale type, block size) combination no MMA instruction has."""
+
+
+class LayoutAssumptionWarning(LayoutError, UserWarning):
+    """A Tensor Memory placement ptxsim computes from a plausible rule that no source confirms for
+    this shape (docs/tmem.md, 'Deviations'); raised as a warning so the result is never silent.
+    Turn it into an error with warnings.simplefilter('error', LayoutAssumptionWarning)."""
+
+
+class TargetError(PtxValidationError, OperandError):
+    """A target name (`sm_100a`) or PTX ISA version that ptxsim cannot parse, or one outside the
+    list an operation accepts (ptxsim.isa.targets)."""

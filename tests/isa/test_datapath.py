@@ -118,8 +118,11 @@ def test_a_in_tmem():
     assert int(cta) == 1 and list(lanes) == [6, 70] and int(col) == 3
     cta, lanes, _ = layout_by_id("D").a_position(100, 0)
     assert list(lanes) == [100]
+    # layout E duplicates A like B (FlashMLA WS_TS, see test_layouts_ws.py); G has no source
+    cta, lanes, _ = layout_by_id("E").a_position(9, 0)
+    assert list(lanes) == [9, 73]
     with pytest.raises(LayoutError, match="not established"):
-        layout_by_id("E").a_position(0, 0)
+        layout_by_id("G").a_position(0, 0)
 
 
 def test_metadata_matches_cute_e_frg():

@@ -46,8 +46,10 @@ def _encode(values, t):
 
 
 def exact_engine(a, b, c, *, atype, btype, ctype, dtype, satfinite=False, **_):
-    """D = A*B + C in float64 / int64: exact for the small values these tests use."""
-    acc = _decode(a, atype) @ _decode(b, btype) + _decode(c, ctype)
+    """numerics.mma_sparse's contract -- a (W, 16, K/2) stored A, b (W, 16, K/2, 8) the B rows
+    each row's metadata selects, c (W, 16, 8) -- computed in float64 / int64: exact for the
+    small values these tests use."""
+    acc = np.einsum("wmk,wmkn->wmn", _decode(a, atype), _decode(b, btype)) + _decode(c, ctype)
     if satfinite:
         acc = np.clip(acc, -2**31, 2**31 - 1)
     return _encode(acc, dtype)
@@ -321,7 +323,7 @@ def test_block_scaled_mma_passes_the_selected_scales_to_the_engine():
     # 1X: one scale per row / column over the 32 stored elements (K = 64 dense)
     assert seen["block"] == 32 and seen["scale_type"] == "ue8m0"
     assert (seen["scale_a"] == 0x7F).all() and (seen["scale_b"] == 0x7D).all()
-    assert seen["scale_a"].shape == (16, 1) and seen["scale_b"].shape == (1, 128)
+    assert seen["scale_a"].shape == (1, 16, 1) and seen["scale_b"].shape == (1, 1, 8)
 
 
 def test_f8f6f4_containers_are_stripped():

@@ -247,7 +247,7 @@ def test_operands_must_match_the_form():
 
 
 def test_unestablished_layouts_are_named():
-    """Sparse metadata for M=64 and A in Tensor Memory for the .ws layouts: LayoutError."""
+    """Sparse metadata for M=64 without .ws and A in Tensor Memory for M=32 .ws: LayoutError."""
     rng = np.random.default_rng(4)
     cta, base = new_cta()
     da = stage(cta.smem, gen_bits(rng, "bf16", (64, 16)), "bf16", "f16", 0).encode()
@@ -257,7 +257,8 @@ def test_unestablished_layouts_are_named():
     with pytest.raises(LayoutError, match="not established"):
         tcgen05_mma(cta, kind="f16", sparse=True, d_tmem=base, a_desc=da, b_desc=db,
                     sp_meta_tmem=tmem_address(0, 400), idesc=idesc)
-    idesc = InstrDescriptor.make("f16", m=64, n=64, atype="bf16", btype="bf16").encode()
+    # A in Tensor Memory: layout E (M = 64 .ws) is placed now (test_layouts_ws.py); G is not
+    idesc = InstrDescriptor.make("f16", m=32, n=64, atype="bf16", btype="bf16").encode()
     with pytest.raises(LayoutError):
         tcgen05_mma(cta, kind="f16", ws=True, d_tmem=base, a_tmem=tmem_address(0, 300),
                     b_desc=db, idesc=idesc)

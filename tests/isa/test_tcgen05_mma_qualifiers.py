@@ -25,6 +25,16 @@ def ref(a, b_nk, c, **kw):
     return numerics.mma(a, b_nk.T, c, arch="sm_100", **{**BF16, **kw})
 
 
+def sparse_ref(a_logical, b_nk, c, keep, **kw):
+    """The sparse model (numerics.mma_sparse; measured on sm_90, assumed for tcgen05): each
+    output one fused dot product of the kept elements of its row with the B rows at the kept
+    positions `keep` of every chunk of 4, blocks counted in stored elements."""
+    m, k = a_logical.shape
+    cols = (4 * np.arange(k // 4)[:, None] + np.array(keep)).reshape(-1)      # (K/2,)
+    b_rows = np.broadcast_to(b_nk.T[cols], (m, cols.size, b_nk.shape[0]))
+    return numerics.mma_sparse(a_logical[:, cols], b_rows, c, arch="sm_100", **{**BF16, **kw})
+
+
 def setup(seed=0, m=M, n=N, kind="f16", atype="bf16", btype="bf16", k=K, pair=False,
           a_major="K", b_major="K", swizzle="128B"):
     rng = np.random.default_rng(seed)
@@ -410,7 +420,7 @@ def test_sparsity_selector_is_a_column_offset_for_f16(selector):
               sp_meta_tmem=tmem_address(0, 400), enable_input_d=False)
     tcgen05_mma(cta, idesc=idesc(sparse=True, selector=selector), **kw)
     np.testing.assert_array_equal(read_d(cta, base, M, N),
-                                  ref(Alog, B, np.zeros((M, N), np.uint32)))
+                                  sparse_ref(Alog, B, np.zeros((M, N), np.uint32), (0, 2)))
     if selector:    # column 400 is all zeros = metadata 0b0000, which is undefined
         with pytest.raises(SparsityMetadataError):
             tcgen05_mma(cta, idesc=idesc(sparse=True, selector=0), **kw)
@@ -425,7 +435,7 @@ def test_sparse_metadata_other_positions_change_the_result():
     moved = np.zeros_like(Alog)
     moved.reshape(M, 8, 4)[:, :, 1::2] = Alog.reshape(M, 8, 4)[:, :, 0::2]
     np.testing.assert_array_equal(read_d(cta, base, M, N),
-                                  ref(moved, B, np.zeros((M, N), np.uint32)))
+                                  sparse_ref(moved, B, np.zeros((M, N), np.uint32), (1, 3)))
 
 
 def test_keywords_or_instruction_not_both():
@@ -457,7 +467,7 @@ def test_ws_sparse_m128():
                 sp_meta_tmem=tmem_address(0, 400), idesc=idesc(n=64, sparse=True),
                 enable_input_d=False)
     np.testing.assert_array_equal(read_d(cta, base, M, 64),
-                                  ref(Alog, B, np.zeros((M, 64), np.uint32)))
+                                  sparse_ref(Alog, B, np.zeros((M, 64), np.uint32), (0, 2)))
 
 
 @pytest.mark.parametrize("m", [64, 32])
@@ -478,8 +488,8 @@ def test_ws_sparse_m64_m32(m, kind, fmt, K_):
     tcgen05_mma(cta, kind=kind, ws=True, sparse=True, d_tmem=base, a_desc=da, b_desc=db,
                 sp_meta_tmem=tmem_address(0, 400), enable_input_d=False,
                 idesc=idesc(m=m, n=64, kind=kind, atype=fmt, btype=fmt, dtype=dt, sparse=True))
-    expect = numerics.mma(Alog, B.T, np.zeros((m, 64), np.uint32), arch="sm_100", kind=kind,
-                          atype=fmt, btype=fmt, ctype=dt, dtype=dt)
+    expect = sparse_ref(Alog, B, np.zeros((m, 64), np.uint32), (1, 2), kind=kind, atype=fmt,
+                        btype=fmt, ctype=dt, dtype=dt)
     mm, nn = np.meshgrid(np.arange(m), np.arange(64), indexing="ij")
     g = 128 // m                                              # column groups: 2 (E), 4 (G)
     lane, col = mm + m * (nn // (64 // g)), nn % (64 // g)

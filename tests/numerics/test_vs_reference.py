@@ -1,5 +1,6 @@
 """The vectorised engine against the naive one-output-at-a-time reference (reference.py), on
-forms MMA-Sim does not model: warp-level fp8 on sm_90/sm_100, mixed C/D types, block-scaled
+forms MMA-Sim does not model: kind f8f6f4 fp8 on sm_90 (the wgmma row; warp-level mma fp8 on sm_90
+is kind fp8_sync, checked against the H200 in test_hw_mma_sync.py) and sm_100, mixed C/D types, block-scaled
 K > 64 (K = 96 is sm_103's three-scale form), 2:4-sparse A (pruned elements zero), integers."""
 from __future__ import annotations
 

@@ -19,6 +19,10 @@ Columns are relative to the D address; one 32-bit column per element (f16 D too,
 9.7.16.10.4.1). Layout C is placed like F in each CTA of the pair: the spec table gives it the
 same organisation and lane alignment as F; neither CuTe nor FACTS shows it (docs/tmem.md).
 
+A in Tensor Memory (a_position): A, D: lane m; B, E: lanes m and m + 64, one copy per lane half
+(CuTe TmemAllocMode::Duplicated; FlashMLA's .ws dual GEMM for E); C, F: the D lanes; G: unknown.
+Sources and tests of every placement: docs/layouts.md.
+
 Warp access: a lane is reachable only by warp (lane / 32) of a warpgroup (9.7.16.8.1).
 """
 from __future__ import annotations
@@ -98,9 +102,14 @@ class DataPathLayout:
     def a_position(self, m, kcol, lane_offset: int = 0):
         """(cta, lanes, column) of A row m, 32-bit column kcol, when A is read from Tensor Memory.
 
-        `lanes` has a trailing axis: layout B keeps A duplicated in both halves of the lanes
-        (CuTe TmemAllocMode::Duplicated: CTA c holds rows 64c..64c+63 at lanes m%64 and
-        m%64 + 64). Layouts E and G: not established (LayoutError).
+        `lanes` has a trailing axis, one entry per copy: layout B keeps A duplicated in both
+        halves of the lanes (CuTe TmemAllocMode::Duplicated: CTA c holds rows 64c..64c+63 at
+        lanes m%64 and m%64 + 64). Layout E (M = 64, .ws, "2x2") likewise: row m at lanes m and
+        m + 64, and lane half h, which computes D columns [h*N/2, (h+1)*N/2), reads its own copy
+        (DeepSeek FlashMLA sm100 head64 kernels: SM100_MMA_F16BF16_WS_TS_NOELECT, "should be
+        duplicated", whose "implicit dual gemm" copies a 128-row view of Q with tcgen05.cp
+        .128x256b so that lanes 64..127 hold other K columns than lanes 0..63 -- not measured
+        here). Layout G (M = 32, .ws, "1x4"): not established (LayoutError).
         """
         m, kcol = np.broadcast_arrays(np.asarray(m, np.int64), np.asarray(kcol, np.int64))
         if lane_offset not in self.lane_alignments:
@@ -109,13 +118,14 @@ class DataPathLayout:
         cta, mm = m // self.m_per_cta, m % self.m_per_cta
         if self.id in ("A", "D"):
             lanes = mm[..., None]
-        elif self.id == "B":
+        elif self.id in ("B", "E"):
             lanes = np.stack([mm, mm + 64], axis=-1)
         elif self.id in ("C", "F"):
             lanes = (mm % 16 + 32 * (mm // 16) + lane_offset)[..., None]
         else:
-            raise LayoutError(f"layout {self.id}: where A lives in Tensor Memory for the .ws "
-                              "layouts is not established (figure missing, not in CuTe)")
+            raise LayoutError(f"layout {self.id}: where A lives in Tensor Memory for M = 32 "
+                              ".ws (1x4) is not established (Figures 217/218 missing; no CuTe or "
+                              "FlashMLA atom reads A from Tensor Memory with M = 32)")
         return cta, lanes, kcol
 
 
@@ -159,8 +169,9 @@ def metadata_position(m, k, kind: str, M: int = 128):
     (CuTe tmem_e_frg; FACTS.md section 4.) Only M = 128 is established.
     """
     if M != 128:
-        raise LayoutError(f"sparsity metadata placement for M = {M} is not established "
-                          "(only M = 128: CuTe tmem_e_frg)")
+        raise LayoutError(f"sparsity metadata placement for M = {M} rows is not established "
+                          "(only 128 rows per CTA: CuTe tmem_e_frg; the .ws copies of M = 64 / 32 "
+                          "are sparsity.metadata_cells)")
     m, k = np.broadcast_arrays(np.asarray(m, np.int64), np.asarray(k, np.int64))
     if kind == "f16":
         lane = m % 8 + 8 * ((k // 16) % 2) + 16 * (m // 16)

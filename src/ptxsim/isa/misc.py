@@ -30,13 +30,13 @@ Measured facts used here (H200, sm_90a; programs and outputs in docs/misc.md):
 """
 from __future__ import annotations
 
-import re
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ptxsim.isa import registry as _registry
+from ptxsim.isa.targets import Arch, AtLeast, Family, Req, parse_target, parse_version
 from ptxsim.errors import (BreakpointTrap, DeadlockError, OperandError, PtxValidationError,
                            SetmaxnregIgnored, TrapExecuted, UndefinedBehavior)
 
@@ -51,74 +51,9 @@ SETMAXNREG_STEP = 8           # 9.7.19.5: "and must be a multiple of 8"
 
 
 # ------------------------------------------------------------------- targets and PTX versions
-_TARGET_RE = re.compile(r"sm_(\d+)([af]?)")
-
-
-def _parse_target(target: str) -> tuple[int, str]:
-    m = _TARGET_RE.fullmatch(str(target).strip())
-    if not m:
-        raise PtxValidationError(f"unknown target '{target}' (expected e.g. sm_90a, sm_100a, "
-                                 "sm_100f, sm_120a)")
-    return int(m.group(1)), m.group(2)
-
-
-def _family(sm: int) -> int:
-    """sm_100/sm_103 -> 10; sm_101 (renamed sm_110 in PTX ISA 9.0) and sm_110 -> 11; sm_12x -> 12."""
-    return 11 if sm == 101 else sm // 10
-
-
+# Target names and the Target ISA Notes vocabulary (Arch / Family / AtLeast) are ptxsim.isa.targets'.
 def _parse_version(v) -> tuple[int, int] | None:
-    if v is None:
-        return None
-    if isinstance(v, tuple) and len(v) == 2:
-        return int(v[0]), int(v[1])
-    m = re.fullmatch(r"(\d+)\.(\d+)", str(v).strip())
-    if not m:
-        raise PtxValidationError(f"malformed PTX ISA version {v!r} (expected e.g. '8.0' or (8, 0))")
-    return int(m.group(1)), int(m.group(2))
-
-
-@dataclass(frozen=True)
-class AtLeast:
-    """'requires sm_XX or higher': any target of that number or above, whatever its suffix."""
-    sm: int
-
-    def allows(self, sm: int, suffix: str, ptx) -> bool:
-        return sm >= self.sm
-
-    def __str__(self) -> str:
-        return f"sm_{self.sm} or higher"
-
-
-@dataclass(frozen=True)
-class Arch:
-    """Exactly this architecture-specific target, optionally only from a PTX ISA version."""
-    name: str
-    ptx: tuple[int, int] | None = None
-
-    def allows(self, sm: int, suffix: str, ptx) -> bool:
-        return (f"sm_{sm}{suffix}" == self.name
-                and (self.ptx is None or ptx is None or ptx >= self.ptx))
-
-    def __str__(self) -> str:
-        return self.name + (f" (PTX ISA {self.ptx[0]}.{self.ptx[1]}+)" if self.ptx else "")
-
-
-@dataclass(frozen=True)
-class Family:
-    """'sm_100f or higher in the same family': the f and a targets of the family from that
-    member on (sm_100f covers sm_100a/f and sm_103a/f), optionally only from a PTX ISA version."""
-    base: str
-    ptx: tuple[int, int] | None = None
-
-    def allows(self, sm: int, suffix: str, ptx) -> bool:
-        base_sm = int(self.base[3:-1])
-        return (suffix in ("a", "f") and _family(sm) == _family(base_sm) and sm >= base_sm
-                and (self.ptx is None or ptx is None or ptx >= self.ptx))
-
-    def __str__(self) -> str:
-        return (f"{self.base} family" +
-                (f" (PTX ISA {self.ptx[0]}.{self.ptx[1]}+)" if self.ptx else ""))
+    return None if v is None else parse_version(v)
 
 
 # ----------------------------------------------------------------------- legality, as data
@@ -215,10 +150,10 @@ def check(opcode: str, qualifiers=(), operands=(), target: str = DEFAULT_TARGET,
     if ptx is not None and ptx < f.since:
         raise PtxValidationError(f"{where}: needs PTX ISA {f.since[0]}.{f.since[1]} or later, "
                                  f"got {ptx[0]}.{ptx[1]}")
-    sm, suffix = _parse_target(target)
-    if f.targets and not any(r.allows(sm, suffix, ptx) for r in f.targets):
+    t = parse_target(target)
+    if f.targets and not Req(*f.targets).ok(t, ptx):
         raise PtxValidationError(f"{where}: not supported on target {target} (supported: "
-                                 f"{', '.join(map(str, f.targets))})")
+                                 f"{Req(*f.targets)})")
     return f
 
 

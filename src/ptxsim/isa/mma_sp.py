@@ -4,15 +4,14 @@
 
 The pure part, `mma_sp(form, a, b, c, e, selector, ...)`, takes each operand as registers
 (nregs, W, 32) uint32 and returns D the same way; `execute_mma_sp(instruction, regs, target)` is
-the handler `ptxsim.execute` dispatches to. The arithmetic is `ptxsim.numerics.mma` applied to the
-decompressed A (pruned positions are zeros), per warp; whether that is what the hardware does is
-what tests/isa/test_mma_sp_hw.py checks against recorded H100/H200 results.
+the handler `ptxsim.execute` dispatches to. The arithmetic is `ptxsim.numerics.mma_sparse`: per
+output row, one fused dot product of the stored elements with the B rows the metadata selects
+(measured on the H200: tests/isa/test_mma_sp_hw.py replays the recorded results).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -20,6 +19,8 @@ from ptxsim.errors import (ExecutionError, IllegalInstructionError, OperandError
                            SparsityMetadataError, UndefinedBehavior)
 from ptxsim.isa import mma_fragments as frag
 from ptxsim.isa.registry import register
+from ptxsim.isa.targets import Arch, AtLeast, Family, Req
+from ptxsim.isa.targets import parse_target as _parse_target
 
 # ------------------------------------------------------------------------------ legality table
 # 9.7.14.6.3 "Syntax" blocks and "Target ISA Notes"; each row checked against ptxas 13.0 in
@@ -66,11 +67,11 @@ LEGAL: tuple[Legal, ...] = (
 
 # "requires sm_120a and supported on sm_120f or higher in the same family"; mxf4 / mxf4nvf4
 # only on sm_120a, sm_121a.
-REQUIREMENTS: dict[str, Callable[[int, str], bool]] = {
-    "sm_80": lambda cc, sfx: cc >= 80,
-    "sm_89": lambda cc, sfx: cc >= 89,
-    "sm_120f": lambda cc, sfx: 120 <= cc < 130 and sfx in ("a", "f"),
-    "sm_120a": lambda cc, sfx: cc in (120, 121) and sfx == "a",
+REQUIREMENTS: dict[str, Req] = {
+    "sm_80": Req(AtLeast(80)),
+    "sm_89": Req(AtLeast(89)),
+    "sm_120f": Req(Arch("sm_120a"), Family("sm_120f")),
+    "sm_120a": Req(Arch("sm_120a"), Arch("sm_121a")),
 }
 
 # numerics engine parameters (ptxsim.numerics.mma): arithmetic profile per compute capability,
@@ -87,7 +88,7 @@ def arch_profile(cc: int) -> str:
     return "sm_120"
 
 
-NUMERICS_KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "f8": "f8f6f4",
+NUMERICS_KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "f8": "fp8_sync",
                  "f8f6f4": "f8f6f4", "mxf8f6f4": "mxf8f6f4", "mxf4": "mxf4",
                  "mxf4nvf4": "mxf4nvf4", "i8": "i8", "i4": "i8"}
 
@@ -99,14 +100,10 @@ ACCUM_BITS = {"f16": 16, "f32": 32, "s32": 32}
 # container -> element bits (9.7.14.6.3 Description, f8f6f4 kinds)
 CONTAINER_FIELD = {"e2m1": (2, 0xF), "e3m2": (0, 0x3F), "e2m3": (0, 0x3F)}
 
-_TARGET = re.compile(r"^sm_(\d+)([af]?)$")
-
-
 def parse_target(target: str) -> tuple[int, str]:
-    m = _TARGET.match(target)
-    if not m:
-        raise OperandError(f"target '{target}' is not of the form sm_<NN>[a|f] (e.g. sm_90a)")
-    return int(m.group(1)), m.group(2)
+    """'sm_120a' -> (120, 'a'), through ptxsim.isa.targets (TargetError is an OperandError)."""
+    t = _parse_target(target)
+    return t.sm, t.suffix
 
 
 # ------------------------------------------------------------------------------------- form
@@ -197,9 +194,8 @@ class MmaSpForm:
         return {"1X": 1, "2X": 2, "4X": 4}[self.scale_vec] if self.scale_vec else 0
 
     def check_target(self, target: str) -> None:
-        cc, sfx = parse_target(target)
         req = self.legal.target
-        if not REQUIREMENTS[req](cc, sfx):
+        if not REQUIREMENTS[req].ok(_parse_target(target)):
             raise PtxValidationError(f"mma{self.variant}.{self.shape} with .{self.atype}/"
                                      f".{self.btype}{' kind::' + self.kind if self.kind else ''}"
                                      f" and .{self.dtype} accumulators requires {req}, "
@@ -306,9 +302,9 @@ def scale_matrices(form: MmaSpForm, sa: np.ndarray, sb: np.ndarray, byte_a: int,
 
 
 # ----------------------------------------------------------------------------- semantics
-def _numerics_mma():
+def _numerics_mma_sparse():
     from ptxsim import numerics
-    return numerics.mma
+    return numerics.mma_sparse
 
 
 UNDEFINED_METADATA = ("raise", "gather")
@@ -326,7 +322,8 @@ def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.n
     selects, D[m,n] = fdpa_k(A_c[m,k] * B[col(m,k), n]) + C[m,n], with the engine's block of L
     terms counted in stored (compressed) elements. Pruned positions are never multiplied (a NaN or
     Inf in a B row the metadata skips does not reach D), so this is not the dense MMA of the
-    decompressed A whenever K/2 > L or B holds Inf/NaN.
+    decompressed A whenever K/2 > L or B holds Inf/NaN. Computed by `numerics.mma_sparse` (engine:
+    a replacement with its signature, for tests).
 
     undefined_metadata: "raise" (default) raises SparsityMetadataError where 9.7.14.6.1 says
     undefined; "gather" uses the indices as given, which is what the H200 did for the integer
@@ -343,33 +340,20 @@ def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.n
     a_c = element_bits(form, form.atype, form.a.unpack(a))                          # (W,16,K/2)
     b_full = element_bits(form, form.btype, form.b.unpack(b))                       # (W,K,8)
     c_full = form.c.unpack(c)                                                       # (W,16,8)
-    warps, half = a_c.shape[0], a_c.shape[2]
-    # B rows chosen for each (row m, stored element k): (W, K/2, 16*8), column m*8 + n. One
-    # engine call per warp then computes every row m against every row's B selection; the
-    # diagonal blocks m == m' are the products we want (each output an independent fused dot
-    # product, so the extra columns change nothing but the cost).
-    b_sel = np.take_along_axis(b_full[:, None, :, :], cols[..., None], axis=2)       # (W,16,K/2,8)
-    b_sel = b_sel.transpose(0, 2, 1, 3).reshape(warps, half, frag.M * frag.N)
-    c_wide = np.broadcast_to(c_full.reshape(warps, 1, frag.M * frag.N), (warps, frag.M, frag.M * frag.N))
+    half = a_c.shape[2]
+    # B rows chosen for each (row m, stored element k): (W, 16, K/2, 8)
+    b_sel = np.take_along_axis(b_full[:, None, :, :], cols[..., None], axis=2)
     kw = dict(arch=arch_profile(cc), kind=NUMERICS_KIND[form.family], atype=form.atype,
               btype=form.btype, ctype=form.ctype, dtype=form.dtype)
     if form.satfinite:
         kw["satfinite"] = True
-    scales = None
     if form.kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
         if scale is None:
             raise OperandError(f"mma.sp .kind::{form.kind} needs scale-a-data / scale-b-data")
         sa, sb = scale_matrices(form, *scale)                        # (W,16,n), (W,n,8)
-        scales = sa, np.tile(sb, (1, 1, frag.M))                     # columns m*8+n
         # 9.7.14.3: scale j covers dense chunk j of K/n elements = stored elements j*K/2n...
-        kw.update(scale_type=form.stype, block=half // form.scale_count)
-    engine = engine or _numerics_mma()
-    diag = np.arange(frag.M)[:, None] * frag.N + np.arange(frag.N)[None, :]         # (16, 8)
-    d = np.empty((warps, frag.M, frag.N), dtype=np.uint32)
-    for w in range(warps):          # the engine is vectorised over M x N x K inside
-        extra = dict(scale_a=scales[0][w], scale_b=scales[1][w]) if scales else {}
-        wide = np.asarray(engine(a_c[w], b_sel[w], c_wide[w], **kw, **extra))
-        d[w] = np.take_along_axis(wide, diag, axis=1)
+        kw.update(scale_a=sa, scale_b=sb, scale_type=form.stype, block=half // form.scale_count)
+    d = (engine or _numerics_mma_sparse())(a_c, b_sel, c_full, **kw)                # (W,16,8)
     return form.d.pack(d)
 
 
@@ -389,6 +373,9 @@ def form_of(instruction) -> MmaSpForm:
     for q in (".sync", ".aligned", ".row", ".col"):
         if q not in quals:
             raise PtxValidationError(f"mma.sp requires the {q} qualifier (PTX ISA 9.7.14.6.3)")
+    if quals.index(".row") > quals.index(".col"):
+        # the syntax is `.row.col` (A row-major, B column-major); ptxas 13.0 rejects .col.row
+        raise PtxValidationError("mma.sp layout must be .row.col, not .col.row (PTX ISA 9.7.14.6.3)")
     shapes = [int(m.group(1)) for q in quals if (m := _SHAPE.match(q))]
     if len(shapes) != 1:
         raise PtxValidationError("mma.sp needs one .m16n8kK shape qualifier")

@@ -17,7 +17,9 @@ section 1: pruned products are zero terms -- the hypothesis the dense model is a
 Metadata in Tensor Memory: one 4-bit value per chunk, chunk j of row m in bits [4j, 4j+4) of that
 row's metadata bit stream (f16: 1 bit per logical K element, tf32: 2, 8-bit kinds: 1, fp4: 1/2).
 Where stream bit b of row m lives comes from `datapath.metadata_position` (CuTe tmem_e_frg, FACTS
-section 4; M = 128 per CTA, and the .ws M = 64 / 32 copies of CuTe tmem_e_frg_ws). The selector
+section 4; M = 128 per CTA -- layout D, and layout A (M = 256), whose CuTe 2x1SM sparse traits
+hand tmem_e_frg 128 rows per CTA -- and the .ws M = 64 / 32 copies of CuTe tmem_e_frg_ws; all
+checked against the transcribed atoms in tests/isa/test_layouts_cute.py). The selector
 picks the column for f16 and tf32 (CuTe passes the metadata column's LSB as the selector and
 clears it from the address, so the selector is a column offset); it must be 0 for i8 / f8f6f4
 and is assumed 0 for the block-scaled kinds (9.7.16.10.8.4.5-6).
@@ -172,8 +174,9 @@ def metadata_copies(M: int, ws: bool) -> tuple[int, ...]:
     if ws and M in WS_METADATA_COPIES:
         return WS_METADATA_COPIES[M]
     raise LayoutError(f"sparsity metadata placement for M = {M} rows per CTA without .ws "
-                      "(layouts C, F) is not established (figures 262-267 missing; CuTe "
-                      "tmem_e_frg implements only M = 128)")
+                      "(layouts C, F) is not established: Figures 262/264/266 are missing, CuTe "
+                      "tmem_e_frg static_asserts M_MMA == 128 and CUTLASS's sm100 sparse "
+                      "collective 'only support[s] MmaShape=128' (docs/layouts.md)")
 
 
 def metadata_cells(kind: str, K: int, M: int = 128, ws: bool = False):

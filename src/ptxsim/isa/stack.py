@@ -24,6 +24,7 @@ import numpy as np
 
 from ptxsim.errors import (OperandError, PtxValidationError, StackOverflowError,  # noqa: F401
                            UndefinedBehavior)
+from ptxsim.isa.targets import AtLeast, Req
 
 # 9.7.17.3: immAlign is a power of 2, at most 2^23; default 8 (the minimum guaranteed alignment)
 MAX_ALIGN = 1 << 23
@@ -31,6 +32,7 @@ DEFAULT_ALIGN = 8
 FRAME_ALIGN = 8
 TYPES = ("u32", "u64")        # stacksave / stackrestore / alloca .type
 MIN_TARGET = 52               # sm_52 (Target ISA notes, all three)
+TARGETS = Req(AtLeast(MIN_TARGET))
 MIN_PTX = (7, 3)
 DEFAULT_STACK_BYTES = 1024    # cudaLimitStackSize default of the CUDA runtime (read on the H200)
 # Measured on an H200 (tests/data/hw/stack_sm90.npz): a kernel without a static frame starts with

@@ -24,13 +24,16 @@ scale factors and metadata.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutError, OperandError,
-                           TmemAccessError, UndefinedBehavior)
+from ptxsim.errors import (CollectorBufferError, DescriptorError, LayoutAssumptionWarning,
+                           LayoutError, OperandError, TmemAccessError, UndefinedBehavior,
+                           UnsupportedFeature)
 from ptxsim.isa import sparsity
+from ptxsim.isa import targets as _targets
 from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
 from ptxsim.isa.datapath import DataPathLayout, datapath_layout
 from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
@@ -60,15 +63,15 @@ SCALE_VEC_COUNT = {("mxf8f6f4", "1X"): 1, ("mxf8f6f4", "block32"): 1,
 DISABLE_OUTPUT_LANE_WORDS = {1: 4, 2: 8}
 SCALE_INPUT_D_RANGE = range(0, 16)              # 9.7.16.10.9.1: [0, 15]
 
-# Target ISA notes of 9.7.16.10.9.1 / .2 beyond the descriptor's (targets.py), checked against
-# ptxas 13.0 in tests/isa/test_tcgen05_mma_ptxas.py.
+# Target ISA notes of 9.7.16.10.9.1 / .2 beyond the descriptor's, from ptxsim.isa.targets (the one
+# table of target rules); checked against ptxas 13.0 in tests/isa/test_tcgen05_mma_ptxas.py.
 TARGET_FEATURES = {
     # "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same
-    # family" (ptxas 13.0 rejects it on sm_110a/f)
-    "scale_input_d": frozenset({"sm_100a", "sm_100f", "sm_103a", "sm_103f"}),
+    # family" (ptxas 13.0 rejects it on sm_110a/f): sm_100a, sm_100f, sm_103a, sm_103f
+    "scale_input_d": _targets.FEATURES["tcgen05.mma.scale_input_d"].targets,
     # ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a" (arch-specific targets;
-    # ptxas 13.0 rejects them on every 'f' target)
-    "scale_vec::NX": frozenset({"sm_100a", "sm_101a", "sm_103a", "sm_110a"}),
+    # ptxas 13.0 rejects them on every 'f' target): sm_100a, sm_101a, sm_103a, sm_110a
+    "scale_vec::NX": _targets.FEATURES["tcgen05.mma.scale_vec::NX"].targets,
 }
 
 
@@ -343,46 +346,74 @@ def negate_bits(bits: np.ndarray, fmt: str) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # scale factors in Tensor Memory (9.7.16.10.7; CuTe tmem_sf_frg)
 # --------------------------------------------------------------------------------------------
+def _sf_group_columns(which: str, count: int, N: int | None) -> int:
+    """Columns between consecutive groups of 4 scale-factor slots (only K = 96 reaches a second
+    group). CuTe tmem_sf_frg tiles the K scale-factor index j as byte j%4 of the columns of group
+    j/4; a group spans the MN extent's columns: ceil(rows/32) for SFA, and for SFB the N rounded up
+    to 128 (CUTLASS deduce_smem_layoutSFB, MMA_N_SFB) / 32, i.e. 4 columns for N <= 128 and 8 for
+    N > 128 -- the split the spec's K=96 SFB figures make (9.7.16.10.7.3.4-5: "N<=128", "N>128")."""
+    if which == "B":
+        return -(-N // 128) * 4
+    return -(-count // 32)
+
+
 def scale_factor_cells(which: str, layout: DataPathLayout, count: int, nsf: int, sf_id: int,
-                       N: int | None = None):
+                       N: int | None = None, k96: bool = False):
     """(lanes (count, nsf, copies), columns (count, nsf), bytes (count, nsf)) of the scale factors
     of `count` rows of A (which="A") or columns of B ("B"), relative to the scale address.
 
-    4x1 data paths (layouts A, D; SFA of B): index i at lanes (i%32)+32r, r=0..3, column i/32,
-    byte sf_id+s (CuTe ScaleFactorDuplicated4by1; datapath.scale_factor_position).
+    4x1 data paths (layouts A, D; SFA of B): index i at lanes (i%32)+32r, r=0..3, column i/32
+    (CuTe tmem_sf_frg ScaleFactorDuplicated4by1; datapath.scale_factor_position; for SFA of B also
+    the CuTe DSL example 2cta_mma_blockscale_m128.py: 64 local rows, 2 columns per K block).
     SFB of layout B (2x2): lanes (i%32) + 64*(i / (N/2)) + 32r, r=0..1, column (i % (N/2))/32
-    (CuTe ScaleFactorDuplicated2by2). Scale factor s of the row sits in byte sf_id + s
-    (9.7.16.10.7.2: the ID is the byte / half-word offset in the word).
+    (CuTe ScaleFactorDuplicated2by2 and the same DSL example, N = 256; CuTe's atom gives the same
+    for N = 128; other N: LayoutAssumptionWarning, see docs/layouts.md).
+    Scale factor s of the row sits in slot sf_id + s: byte (sf_id + s) % 4 (9.7.16.10.7.2: the ID
+    is the byte / half-word offset in the word). Only K = 96 (3 or 6 scale factors) runs past
+    byte 3: slot q then lies in group q/4, _sf_group_columns further right (CuTe SM103 collective:
+    MMA i starts at K-SF index 3i (block32) / 6i (block16) of a tmem_sf_frg tensor, which gives
+    the descriptor ID = that index % 4, as 9.7.16.10.7.2.4-5 allow: IDs 0-3 / 0, 2).
     """
     i = np.arange(count)[:, None, None]
     s = np.arange(nsf)[None, :, None]
-    if sf_id + nsf > 4:
+    slot = sf_id + s
+    if not k96 and sf_id + nsf > 4:
         raise DescriptorError(f"scale_{which.lower()}_id", sf_id, f"{nsf} scale factors from byte "
                               f"{sf_id} do not fit one 32-bit Tensor Memory word (9.7.16.10.7.2)",
                               "instruction descriptor")
+    if k96 and layout.id not in ("A", "D"):
+        raise LayoutError(f"K = 96 scale factors for data-path layout {layout.id} (M = "
+                          f"{layout.M}, .cta_group::{layout.cta_group}): Table 39 has K = 96 only "
+                          "for M = 256; CUTLASS's sm_103 collective covers 4x1 data paths only")
     if which == "B" and layout.id == "B":
         half = N // 2
+        if N not in (128, 256):
+            warnings.warn(LayoutAssumptionWarning(
+                f"SFB of layout B (2x2) with N = {N}: placed at lane half n / (N/2), column "
+                "(n % (N/2)) / 32, as D is; sources confirm only N = 128 / 256 (CuTe's atom rounds "
+                "N up to 128 and would split elsewhere: docs/layouts.md)"), stacklevel=3)
         lanes = (i % 32) + 64 * (i // half) + 32 * np.arange(2)[None, None, :]
-        cols = (i % half) // 32
+        cols = (i % half) // 32 + 0 * s
     elif layout.id in ("A", "B", "D"):
         lanes = (i % 32) + 32 * np.arange(4)[None, None, :]
-        cols = i // 32
+        cols = i // 32 + _sf_group_columns(which, count, N) * (slot // 4)
     else:
         raise LayoutError(f"scale factors for data-path layout {layout.id} (M = {layout.M}) are "
                           "not defined: block-scaled kinds use M = 128 / 256 (Table 39)")
     lanes = np.broadcast_to(lanes, (count, nsf, lanes.shape[-1]))
     cols = np.broadcast_to(cols[..., 0], (count, nsf))
-    byte = np.broadcast_to(sf_id + s[..., 0], (count, nsf))
+    byte = np.broadcast_to(slot[..., 0] % 4, (count, nsf))
     return lanes, cols, byte
 
 
 def write_scale_factors(cells: np.ndarray, address: int, scales: np.ndarray, which: str,
-                        layout: DataPathLayout, sf_id: int = 0, N: int | None = None) -> None:
+                        layout: DataPathLayout, sf_id: int = 0, N: int | None = None,
+                        k96: bool = False) -> None:
     """Store scale factors (count, nsf) of A rows / B columns into every copy the tensor core
     expects (what tcgen05.cp .32x128b.warpx4 does for 4x1). `address` is a Tensor Memory address."""
     lane0, col0 = split_address(address & 0x3FFFFFFF)
     sc = np.asarray(scales, np.uint32)
-    lanes, cols, byte = scale_factor_cells(which, layout, sc.shape[0], sc.shape[1], sf_id, N)
+    lanes, cols, byte = scale_factor_cells(which, layout, sc.shape[0], sc.shape[1], sf_id, N, k96)
     cols = np.broadcast_to((cols + col0)[..., None], lanes.shape)
     byte = np.broadcast_to(byte[..., None], lanes.shape).astype(np.uint32)
     vals = np.broadcast_to(sc[..., None], lanes.shape)
@@ -392,14 +423,15 @@ def write_scale_factors(cells: np.ndarray, address: int, scales: np.ndarray, whi
 
 
 def _read_scale_factors(cta: CtaState, address: int, which: str, layout: DataPathLayout,
-                        count: int, nsf: int, sf_id: int, N: int | None, what: str) -> np.ndarray:
+                        count: int, nsf: int, sf_id: int, N: int | None, what: str,
+                        k96: bool = False) -> np.ndarray:
     # CuTe puts the scale-factor ID into address bits [30, 32) (FACTS section 3); the instruction
     # takes the ID from the instruction descriptor, so those bits are not part of the lane.
     lane0, col0 = split_address(int(address) & 0x3FFFFFFF)
     if lane0 != 0:
         raise TmemAccessError(f"{what}: scale_{which} address lane {lane0}; scale factors span "
                               "all 128 lanes from lane 0 (9.7.16.10.7)", lane=lane0, column=col0)
-    lanes, cols, byte = scale_factor_cells(which, layout, count, nsf, sf_id, N)
+    lanes, cols, byte = scale_factor_cells(which, layout, count, nsf, sf_id, N, k96)
     cols = np.broadcast_to((cols + col0)[..., None], lanes.shape)
     _check_cells(cta, lanes, cols, f"{what} scale_{which}")
     vals = (cta.tmem.cells[lanes, cols] >> (8 * np.broadcast_to(byte[..., None], lanes.shape))
@@ -469,6 +501,46 @@ def _mma_numerics(a, b, c, *, kind, atype, btype, dtype, scale_a=None, scale_b=N
                    dtype=dtype, scale_a=scale_a, scale_b=scale_b, scale_type=scale_type,
                    block=block, satfinite=satfinite)
     return _mma_scaled_c(a, b, c, scale_input_d, kind=kind, atype=atype, btype=btype, dtype=dtype)
+
+
+def stored_columns(nibbles, kind: str, shape: tuple[int, int], row_offset: int = 0) -> np.ndarray:
+    """(M, K/2): the logical column of every stored element of a sparse A, read off the
+    metadata by decompressing the stored-element numbers 1..K/2 (sparsity.decompress)."""
+    M, half = shape
+    numbers = np.broadcast_to(np.arange(1, half + 1, dtype=np.uint32), (M, half))
+    dense = sparsity.decompress(numbers, nibbles, kind, row_offset=row_offset)
+    r, j = np.nonzero(dense)
+    cols = np.zeros((M, half), np.int64)
+    cols[r, dense[r, j].astype(np.int64) - 1] = j
+    return cols
+
+
+def _mma_sparse_numerics(a, b_rows, c, *, kind, atype, btype, dtype, scale_a=None,
+                         scale_b=None, scale_type=None, block=None, satfinite=False,
+                         scale_input_d=0):
+    """Sparse D = A*B + C: a (M, K/2) stored elements, b_rows (M, K/2, N) the B rows each
+    stored element meets (numerics.mma_sparse); scale-input-d scales C exactly as
+    `_mma_scaled_c` does."""
+    from ptxsim.numerics import fdpa, mma_sparse
+    if not scale_input_d:
+        return mma_sparse(a, b_rows, c, arch=ARCH, kind=kind, atype=atype, btype=btype,
+                          ctype=dtype, dtype=dtype, scale_a=scale_a, scale_b=scale_b,
+                          scale_type=scale_type, block=block, satfinite=satfinite)
+    from ptxsim.numerics.params import check_types, params
+    from ptxsim.numerics.unpack import raw_bits, unpack
+    check_types(ARCH, kind, atype, btype, dtype, dtype)
+    p = params(ARCH, kind, atype, btype, dtype)
+    ua, ub = unpack(raw_bits(a, atype, "a"), atype), unpack(raw_bits(b_rows, btype, "b"), btype)
+    uc = _scaled_c(unpack(raw_bits(c, dtype, "c"), dtype), scale_input_d)
+    return fdpa.fused_rows(ua, ub, uc, p, p.rho, dtype)
+
+
+def _scaled_c(uc, s: int):
+    """C's value and alignment exponent scaled exactly by 2^-s (no rounding)."""
+    from ptxsim.numerics.unpack import Unpacked
+    scaled = ~(uc.zero | uc.special)
+    return Unpacked(np.ldexp(uc.value, -s), np.where(scaled, uc.exp - s, uc.exp).astype(np.int32),
+                    uc.zero, uc.special)
 
 
 def _mma_scaled_c(a, b, c, s: int, *, kind, atype, btype, dtype):
@@ -544,8 +616,13 @@ def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a", ptx_
     desc.validate(sparse=mma.sparse, ws=mma.ws, cta_group=mma.cta_group, target=target,
                   scale_vec=mma.effective_scale_vec if mma.block_scale else None)
     if desc.k96:
-        raise LayoutError(f"{what}: K = 96 (sm_103a) scale-factor layouts (Figures 234-258) are "
-                          "not implemented")
+        # The K = 96 scale-factor placement is known (scale_factor_cells(k96=True), CuTe SM103);
+        # what is missing is the operands: K = 96 block scaling (3X / 6X) in SCALE_VEC_COUNT and
+        # numerics, and the shared-memory reading CUTLASS uses for it (LBO mode 1, the descriptor
+        # wrapping into the next buffer: SM103 mma_unpack).
+        raise LayoutError(f"{what}: K = 96 (sm_103a) execution is not implemented (its operand "
+                          "fetch from shared memory, LBO mode 1, is not modelled); the scale-factor "
+                          "placement is available as scale_factor_cells(..., k96=True)")
     if mma.ashift and desc.m not in (128, 256):
         raise OperandError(f"{what}: .ashift is only allowed with M = 128 or M = 256, the "
                            f"instruction descriptor says M = {desc.m} (9.7.16.10.9.1)")
@@ -646,6 +723,7 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
         # ---- A ---------------------------------------------------------------------------
         k_stored = K // 2 if mma.sparse else K
         rows = np.arange(ci * Mc, (ci + 1) * Mc)
+        a_hi = None             # layout E: the upper lane half's own A copy, when it differs
         if a_tmem is None:
             a = read_operand(cta.smem, SmemDescriptor.decode(int(a_desc)), desc, "A", rows=Mc)
             key = ("smem", int(a_desc))
@@ -665,7 +743,14 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             cols = a_col + np.broadcast_to(kc[..., None], lanes.shape)
             _check_cells(cta, lanes, cols, f"{what} [a-tmem]")
             words = cta.tmem.cells[lanes, cols]
-            if (words != words[..., :1]).any():
+            if layout.id == "E" and (words[..., 1] != words[..., 0]).any():
+                # each lane half reads its own copy (datapath.a_position: FlashMLA dual GEMM)
+                a_hi = a_from_tmem_words(words[..., 1], atype, mma.kind)[:, :k_stored]
+                if mma.sparse:
+                    raise UnsupportedFeature(f"{what}: sparse A with different copies in the two "
+                                             "lane halves of layout E is not modelled")
+                a_hi = negate_bits(a_hi, atype) if desc.negate_a else a_hi
+            elif (words != words[..., :1]).any():
                 raise UndefinedBehavior(f"{what}: A in Tensor Memory must be duplicated in both "
                                         f"lane halves for layout {layout.id} (CuTe "
                                         "TmemAllocMode::Duplicated); the copies differ")
@@ -686,9 +771,13 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
             _check_cells(cta, lane_m + m_lane, col_m + m_col + sel, f"{what} [sp-meta-tmem]")
             nib = sparsity.read_metadata(cta.tmem.cells, m_lane, m_col, mma.kind, K, Mc,
                                          desc.selector, mma.ws)
+            a_stored, sel_cols = a, stored_columns(nib, mma.kind, a.shape, ci * Mc)
             a = sparsity.decompress(a, nib, mma.kind, row_offset=ci * Mc)
         if mma.ashift:          # rows move down one; the first keeps its value (as tcgen05.shift)
             a = np.concatenate([a[:1], a[:-1]], axis=0)
+            if mma.sparse:
+                a_stored = np.concatenate([a_stored[:1], a_stored[:-1]], axis=0)
+                sel_cols = np.concatenate([sel_cols[:1], sel_cols[:-1]], axis=0)
         res.a.append(a)
 
         # ---- C (the accumulator in Tensor Memory) ------------------------------------------
@@ -707,15 +796,33 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
         kw = {}
         if mma.block_scale:
             sfa = _read_scale_factors(cta, scale_a_tmem, "A", layout, Mc, nsf, desc.scale_a_id,
-                                      N, what)
+                                      N, what, desc.k96)
             sfb = _read_scale_factors(cta, scale_b_tmem, "B", layout, N, nsf, desc.scale_b_id,
-                                      N, what)
+                                      N, what, desc.k96)
             block, rep = _scale_block(K, nsf, desc.scale_type_name)
             kw = dict(scale_a=np.repeat(sfa, rep, axis=1), scale_b=np.repeat(sfb, rep, axis=1).T,
                       scale_type=desc.scale_type_name, block=block)
-        d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                          satfinite=bool(desc.saturate), scale_input_d=(
-                              mma.scale_input_d or 0) if enable else 0, **kw)
+        sid = (mma.scale_input_d or 0) if enable else 0
+        if mma.sparse:
+            # the arithmetic measured for sparse MMA on sm_90 (numerics.mma_sparse): one fused
+            # dot product per output over the stored elements and the B rows they select;
+            # for tcgen05 this is inferred, not measured (docs/tcgen05-mma.md)
+            if mma.block_scale:
+                block, rep = _scale_block(K // 2, nsf, desc.scale_type_name)
+                kw = dict(scale_a=np.repeat(sfa, rep, axis=1),
+                          scale_b=np.repeat(sfb, rep, axis=1).T,
+                          scale_type=desc.scale_type_name, block=block)
+            d = _mma_sparse_numerics(a_stored, b.T[sel_cols], c, kind=mma.kind, atype=atype,
+                                     btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
+                                     scale_input_d=sid, **kw)
+        else:
+            d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                              satfinite=bool(desc.saturate), scale_input_d=sid, **kw)
+        if a_hi is not None:    # D columns [N/2, N) come from lanes 64..127 and their A copy
+            h = N // 2          # (dense only: a sparse A with two copies is UnsupportedFeature)
+            d[:, h:] = _mma_numerics(a_hi, b[h:].T, c[:, h:], kind=mma.kind, atype=atype,
+                                     btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
+                                     scale_input_d=sid)
         res.d.append(d)
         keep = ~disabled[ci][d_lanes]
         writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))

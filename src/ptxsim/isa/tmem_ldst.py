@@ -298,15 +298,9 @@ def _key_to_f32(key: np.ndarray) -> np.ndarray:
     return np.where(key & 0x80000000, key & 0x7FFFFFFF, 0xFFFFFFFF - key)
 
 
-def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_ids=None,
-                   abs: bool = False, nan: bool = False, split: int | None = None):
-    """tcgen05.ld.red.sync.aligned.<shape>.x<num>.<op>{.abs}{.NaN}.<type> r, redval, [taddr].
-
-    Returns (regs (32W, num) uint32, redval (32W,) uint32). The reduction runs over the columns
-    each thread loads (its `num` registers, all from one lane). f32 follows PTX min/max: -0 is
-    below +0; NaN inputs are ignored unless .NaN is given, then any NaN gives the canonical NaN
-    0x7FFFFFFF; all-NaN gives the canonical NaN. .abs reduces |x| (registers keep the raw bits).
-    """
+def check_ld_red(shape: str, num: int, op: str, dtype: str, abs: bool = False,
+                 nan: bool = False) -> None:
+    """The qualifier rules of tcgen05.ld.red (9.7.16.8.3), as OperandError."""
     what = f"tcgen05.ld.red.sync.aligned.{shape}.x{num}.{op}"
     if shape not in RED_SHAPES:
         raise OperandError(f"{what}: .red needs shape .32x32b or .16x32bx2 (9.7.16.8.3)")
@@ -319,6 +313,18 @@ def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_
     check_shape_num(shape, num)
     if num < 2:
         raise OperandError(f"{what}: with .red, .num must be at least .x2 (9.7.16.8.3)")
+
+
+def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_ids=None,
+                   abs: bool = False, nan: bool = False, split: int | None = None):
+    """tcgen05.ld.red.sync.aligned.<shape>.x<num>.<op>{.abs}{.NaN}.<type> r, redval, [taddr].
+
+    Returns (regs (32W, num) uint32, redval (32W,) uint32). The reduction runs over the columns
+    each thread loads (its `num` registers, all from one lane). f32 follows PTX min/max: -0 is
+    below +0; NaN inputs are ignored unless .NaN is given, then any NaN gives the canonical NaN
+    0x7FFFFFFF; all-NaN gives the canonical NaN. .abs reduces |x| (registers keep the raw bits).
+    """
+    check_ld_red(shape, num, op, dtype, abs, nan)
     regs = tcgen05_ld(tmem, shape, num, taddr, warp_ids, split=split)
     r = regs.astype(np.int64)
     if dtype == "u32":

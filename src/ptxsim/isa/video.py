@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptxsim.errors import OperandError, PtxValidationError  # noqa: F401 (re-exported)
+from ptxsim.isa.targets import AtLeast, Req, parse_target
 
 # ---------------------------------------------------------------- legality (9.7.18.1, 9.7.18.2)
 TYPES = ("u32", "s32")
@@ -39,6 +40,7 @@ MODES = ("clamp", "wrap")                                            # 9.7.18.1.
 PTXAS_UNLEXABLE_SELECTORS = frozenset({"b1024"})
 # Target ISA notes: scalar video sm_20, SIMD video sm_30; PTX ISA 2.0 / 3.0
 MIN_TARGET = {"scalar": 20, "simd": 30}
+TARGETS = {kind: Req(AtLeast(sm)) for kind, sm in MIN_TARGET.items()}
 MIN_PTX = {"scalar": (2, 0), "simd": (3, 0)}
 
 
@@ -452,10 +454,7 @@ def check_target(ins: VideoInstruction, target: str | None = None,
     """Target / PTX ISA notes (9.7.18): scalar video sm_20 and PTX 2.0, SIMD sm_30 and PTX 3.0."""
     kind = "simd" if ins.width > 1 else "scalar"
     if target is not None:
-        m = re.fullmatch(r"sm_(\d+)[af]?", target)
-        if not m:
-            raise PtxValidationError(f"unknown target '{target}' (expected sm_NN, sm_NNa or sm_NNf)")
-        if int(m.group(1)) < MIN_TARGET[kind]:
+        if not TARGETS[kind].ok(parse_target(target)):
             raise PtxValidationError(f"{ins.text}: {kind} video instructions require "
                                      f"sm_{MIN_TARGET[kind]} or higher, not {target}")
     if ptx_version is not None and tuple(ptx_version) < MIN_PTX[kind]:
@@ -480,3 +479,29 @@ def execute(text: str, registers: dict[str, np.ndarray], target: str | None = No
                            f"expected ({32 * warps},) for {warps} warps")
     return {d: evaluate(ins, registers[ra], registers[rb], registers.get(rc) if rc else None,
                         registers.get(d))}
+
+
+# --- ptxsim.execute / executor dispatch (isa/registry.py) ------------------------------------
+# Video instructions are per-thread (not .aligned): a guard applies thread by thread, which the
+# registry's "thread" mode does (guard-false threads keep d).
+_PRED = re.compile(r"^\s*@!?%?\w+\s+")
+
+
+def handle_instruction(inst, regs, target):
+    """Registry handler: a parsed video Instruction over a RegisterFile."""
+    ins = parse(_PRED.sub("", inst.text or str(inst)))
+    check_target(ins, target)
+    d, ra, rb, rc = ins.regs
+    c = regs.read(rc) if rc else None
+    return {d: evaluate(ins, regs.read(ra), regs.read(rb), c)}
+
+
+def _register_video() -> None:
+    from ptxsim.isa import registry
+    names = [op for op in SCALAR_OPS + SHIFT_OPS + ("vmad", "vset")]
+    names += [f"{op}{w}" for op in SIMD_OPS + ("vset",) for w in (2, 4)]
+    for name in names:
+        registry.register(name, handle_instruction, guard="thread")
+
+
+_register_video()

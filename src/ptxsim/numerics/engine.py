@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim.errors import OperandError
-from ptxsim.numerics import fdpa
-from ptxsim.numerics.integer import int_mma
+from ptxsim.numerics import emulated, fdpa
+from ptxsim.numerics.integer import INT32_MAX, INT32_MIN, int_mma
 from ptxsim.numerics.params import check_types, params
 from ptxsim.numerics.unpack import Unpacked, raw_bits, unpack, unpack_int
 
@@ -62,6 +62,8 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
                        satfinite)
 
     p = params(arch, kind, atype, btype, dtype)
+    if p.model == "emulated":
+        return emulated.mma(A, B, C, p, atype, btype, dtype, rows=False)
     ua, ub, uc = unpack(A, atype), unpack(B, btype), unpack(C, ctype)
     if scale_type is None:
         cdt = np.float32 if fdpa.products_fit_f32(atype, btype) else np.float64
@@ -86,3 +88,73 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
     ua = _fold_scale(ua, usa, block, axis=1)
     ub = _fold_scale(ub, usb, block, axis=0)
     return fdpa.fused(ua, ub, uc, p, p.rho, dtype, np.float64)
+
+
+def mma_sparse(a, b_rows, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str,
+               dtype: str, scale_a=None, scale_b=None, scale_type: str | None = None,
+               block: int | None = None, satfinite: bool = False) -> np.ndarray:
+    """Sparse MMA as the H200 computes it: each output is ONE fused dot product over the K_s
+    stored elements of its row of A times the B rows the metadata selects for that row, the
+    engine's blocks of L terms counted in stored elements; pruned positions are never multiplied.
+
+    a: (..., M, Ks) raw bits of the stored (compressed) A.  b_rows: (..., M, Ks, N), for row m
+       the B rows its metadata selects: b_rows[..., m, k, :] = B[col(m, k), :].
+    c: (..., M, N).  Leading axes are independent MMAs (e.g. warps).
+    scale_a: (..., M, Ks/block), scale_b: (..., Ks/block, N), block counted in stored elements.
+    Other arguments as `mma`.  Returns D bits (..., M, N).
+    """
+    check_types(arch, kind, atype, btype, ctype, dtype, scale_type, block)
+    A = raw_bits(a, atype, "a")
+    B = raw_bits(b_rows, btype, "b_rows")
+    C = raw_bits(c, ctype, "c")
+    if A.ndim < 2 or B.ndim != A.ndim + 1 or C.ndim != A.ndim:
+        raise OperandError(f"mma_sparse: a (..., M, Ks), b_rows (..., M, Ks, N), c (..., M, N); "
+                           f"got shapes {A.shape}, {B.shape}, {C.shape}")
+    lead, (M, K) = A.shape[:-2], A.shape[-2:]
+    N = B.shape[-1]
+    if B.shape[:-1] != A.shape:
+        raise OperandError(f"b_rows is {B.shape}, expected {A.shape + (N,)} (a's shape + N)")
+    if C.shape != lead + (M, N):
+        raise OperandError(f"c is {C.shape}, expected {lead + (M, N)}")
+    if K == 0:
+        raise OperandError("Ks = 0: a sparse MMA needs at least one stored element per row")
+    if kind != "i8" and satfinite:
+        raise OperandError(f"satfinite applies to integer kinds only, not kind::{kind}")
+    R = int(np.prod(lead, dtype=np.int64)) * M
+    A2, B2, C2 = A.reshape(R, K), B.reshape(R, K, N), C.reshape(R, N)
+    out_shape = lead + (M, N)
+
+    if kind == "i8":
+        av, bv = unpack_int(A2, atype), unpack_int(B2, btype)
+        d = np.einsum("rk,rkn->rn", av, bv) + unpack_int(C2, ctype)
+        if satfinite:
+            d = np.clip(d, INT32_MIN, INT32_MAX)
+        return (d & 0xFFFFFFFF).astype(np.uint32).reshape(out_shape)
+
+    p = params(arch, kind, atype, btype, dtype)
+    if p.model == "emulated":
+        return emulated.mma(A2, B2, C2, p, atype, btype, dtype, rows=True).reshape(out_shape)
+    ua, ub, uc = unpack(A2, atype), unpack(B2, btype), unpack(C2, ctype)
+    if scale_type is None:
+        return fdpa.fused_rows(ua, ub, uc, p, p.rho, dtype).reshape(out_shape)
+
+    if K % block:
+        raise OperandError(f"Ks = {K} is not a multiple of the scale block size {block}")
+    nsf = K // block
+    SA = raw_bits(scale_a, scale_type, "scale_a") if scale_a is not None else None
+    SB = raw_bits(scale_b, scale_type, "scale_b") if scale_b is not None else None
+    if SA is None or SA.shape != lead + (M, nsf):
+        raise OperandError(f"scale_a must be {lead + (M, nsf)} (..., M, Ks/block) for Ks = {K}, "
+                           f"block = {block}; got {None if SA is None else SA.shape}")
+    if SB is None or SB.shape != lead + (nsf, N):
+        raise OperandError(f"scale_b must be {lead + (nsf, N)} (..., Ks/block, N) for Ks = {K}, "
+                           f"block = {block}; got {None if SB is None else SB.shape}")
+    SB_rows = np.broadcast_to(SB[..., None, :, :], lead + (M, nsf, N)).reshape(R, nsf, N)
+    usa, usb = unpack(SA.reshape(R, nsf), scale_type), unpack(SB_rows, scale_type)
+    if p.model == "grouped":
+        if K % p.G:
+            raise OperandError(f"Ks = {K} is not a multiple of the group size {p.G}")
+        return fdpa.grouped_rows(ua, ub, uc, usa, usb, block, p, p.rho).reshape(out_shape)
+    ua = _fold_scale(ua, usa, block, axis=1)
+    ub = _fold_scale(ub, usb, block, axis=1)
+    return fdpa.fused_rows(ua, ub, uc, p, p.rho, dtype).reshape(out_shape)

@@ -234,11 +234,73 @@ def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, b
     gsum = (ag @ bg).astype(np.float64)
     nz = (~a.zero).astype(np.float32).reshape(M, ng, G).transpose(1, 0, 2) @ \
         (~b.zero).astype(np.float32).reshape(ng, G, N)
+    return _grouped_tail(gsum, nz, c, sa, sb, block, p, rho, G, ng)
+
+
+# ---- per-row B (sparse MMA): every output row has its own K x N slice of B ------------------
+
+def fused_rows(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str,
+               dtype_out: str) -> np.ndarray:
+    """The plain fused model where each row r has its own B: a (R, K), b (R, K, N), c (R, N).
+    D[r, n] = fdpa_k(a[r, k] * b[r, k, n]) + c[r, n], blocks of p.L along K, exactly as `fused`
+    does for one row (same emax, zero-term, truncation and rounding rules).  Elementwise over
+    (R, L, N): there is no shared B for a matrix product to exploit.  Returns D bits (R, N)."""
+    R, K = a.value.shape
+    bits = None
+    for k0 in range(0, K, p.L):
+        k1 = min(k0 + p.L, K)
+        if bits is not None:
+            c = unpack(bits, dtype_out)
+        av, ae, az, asp = (x[:, k0:k1, None] for x in (a.value, a.exp, a.zero, a.special))
+        bv, be, bz, bsp = (x[:, k0:k1] for x in (b.value, b.exp, b.zero, b.special))
+        finite_nz = ~(az | asp) & ~(bz | bsp)
+        # a term counts as a zero term (exponent e_zero) unless both factors are nonzero and
+        # finite or an Inf/NaN meets a nonzero factor (as `_emax` counts them)
+        counted = finite_nz | (asp & ~bz) | (~az & ~asp & bsp)
+        eprod = np.where(finite_nz, ae + be, ZERO_EXP).max(axis=1)           # (R, N)
+        emax = np.maximum(eprod, c.exp)
+        np.maximum(emax, p.e_zero, out=emax, where=~counted.all(axis=1) | c.zero)
+        shift = (p.F - emax).astype(np.int32)
+        with np.errstate(invalid="ignore", over="ignore"):
+            x = av * bv                                                       # (R, L, N) exact
+            # products below 2^(emax-F) truncate to 0; a shift >= -2-eprod gives the same zeros
+            # without entering the (slow) subnormal range
+            x = np.ldexp(x, np.maximum(shift, -2 - eprod)[:, None, :])
+            units = np.trunc(x, out=x).sum(axis=1)
+        bits = _finish(units, c, shift, rho)
+    return bits
+
+
+def grouped_rows(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, block: int,
+                 p: Params, rho: str) -> np.ndarray:
+    """`grouped` with a per-row B: a (R, K), b (R, K, N), c (R, N), sa (R, K/block),
+    sb (R, K/block, N) (the B scales each row's products use)."""
+    R, K = a.value.shape
+    N = b.value.shape[2]
+    G = p.G
+    ng = K // G
+    prod = a.value[:, :, None] * b.value                                       # (R, K, N)
+    with np.errstate(invalid="ignore"):
+        gsum = prod.reshape(R, ng, G, N).sum(axis=2).transpose(1, 0, 2)         # (ng, R, N)
+    nzp = (~a.zero)[:, :, None] & ~b.zero
+    nz = nzp.reshape(R, ng, G, N).sum(axis=2).transpose(1, 0, 2)
+    return _grouped_tail(gsum, nz, c, sa, sb, block, p, rho, G, ng, sb_rows=True)
+
+
+def _grouped_tail(gsum, nz, c, sa, sb, block, p, rho, G, ng, sb_rows=False):
+    """Steps shared by `grouped` / `grouped_rows`: scale each exact group sum, align the group
+    terms and c on the largest exponent, truncate, add, round; chained per L-element block.
+    gsum, nz: (ng, M, N) group sums and nonzero-product counts; sa (M, K/block); sb (K/block, N),
+    or (M, K/block, N) with sb_rows (a B scale per row)."""
     s = np.arange(ng) * G // block                       # the scale each group uses
-    sav, sae, saz = sa.value[:, s].T, sa.exp[:, s].T, sa.zero[:, s].T       # (ng, M)
-    sbv, sbe, sbz = sb.value[s], sb.exp[s], sb.zero[s]                       # (ng, N)
-    gexp = sae[:, :, None] + sbe[:, None, :]
-    gexp[(nz == 0) | saz[:, :, None] | sbz[:, None, :]] = p.e_zero
+    sav, sae, saz = (x[:, s].T[:, :, None] for x in (sa.value, sa.exp, sa.zero))   # (ng, M, 1)
+    if sb_rows:
+        sbv, sbe, sbz = (x[:, s].transpose(1, 0, 2) for x in (sb.value, sb.exp, sb.zero))
+    else:
+        sbv, sbe, sbz = (x[s][:, None, :] for x in (sb.value, sb.exp, sb.zero))    # (ng, 1, N)
+    gexp = sae + sbe
+    gexp[(nz == 0) | saz | sbz] = p.e_zero
+    M, N = gsum.shape[1:]
     per_block = p.L // G
     bits = None
     for g0 in range(0, ng, per_block):
@@ -249,8 +311,8 @@ def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, b
         shift = (p.F - emax).astype(np.int32)
         with np.errstate(invalid="ignore", over="ignore"):
             x = _scratch("groups", (g1 - g0, M, N), np.float64)
-            np.multiply(gsum[g0:g1], sav[g0:g1, :, None], out=x)  # exact: <= 21 significant bits
-            x *= sbv[g0:g1, None, :]
+            np.multiply(gsum[g0:g1], sav[g0:g1], out=x)   # exact: <= 21 significant bits
+            x *= sbv[g0:g1]
             x *= np.ldexp(1.0, shift)[None]
             units = np.trunc(x, out=x).sum(axis=0)
         bits = _finish(units, c, shift, rho)

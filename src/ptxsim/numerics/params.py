@@ -55,6 +55,10 @@ KINDS: dict[str, KindRule] = {
                     mixed_cd_needs_f16_ab=True),
     # Table 39: kind::f8f6f4 -> D .f32 or .f16, A/B any of e4m3 e5m2 e2m3 e3m2 e2m1 (mixed allowed)
     "f8f6f4": KindRule(F8F6F4, MIXED_CD),
+    # warp-level mma(.sp).sync with .e4m3/.e5m2 (9.7.14.5.14, 9.7.14.6.3): D .f32 with C .f32,
+    # or .f16 with .f16 (ptxas 13.0 rejects mixed C/D for these shapes).  A kind of its own
+    # because sm_90 computes it differently from wgmma / tcgen05 fp8 (EMULATED below).
+    "fp8_sync": KindRule(FP8, (("f32", "f32"), ("f16", "f16"))),
     # Table 39: kind::i8 -> D .s32, A/B .s8/.u8 (warp-level mma adds .s4/.u4)
     "i8": KindRule(("s8", "u8", "s4", "u4"), (("s32", "s32"),)),
     # Table 39 + Table 55: kind::mxf8f6f4 -> D .f32, scale .ue8m0, scale_vec::1X (block32)
@@ -71,10 +75,10 @@ KINDS: dict[str, KindRule] = {
 # need sm_100 / sm_120.
 ARCH_KINDS: dict[str, tuple[str, ...]] = {
     "sm_80": ("tf32", "f16", "i8"),
-    "sm_89": ("tf32", "f16", "f8f6f4", "i8"),
-    "sm_90": ("tf32", "f16", "f8f6f4", "i8"),
-    "sm_100": ("tf32", "f16", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4"),
-    "sm_120": ("tf32", "f16", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4"),
+    "sm_89": ("tf32", "f16", "f8f6f4", "fp8_sync", "i8"),
+    "sm_90": ("tf32", "f16", "f8f6f4", "fp8_sync", "i8"),
+    "sm_100": ("tf32", "f16", "f8f6f4", "fp8_sync", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4"),
+    "sm_120": ("tf32", "f16", "f8f6f4", "fp8_sync", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4"),
 }
 # fp8 only (no 6/4-bit) under kind f8f6f4 on these (PTX mma .e4m3/.e5m2, sm_89+)
 FP8_ONLY_ARCHS = ("sm_89", "sm_90")
@@ -100,17 +104,38 @@ ARCH: dict[str, dict] = {
 ELEMENT_BYTES = {"tf32": 4, "f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "e2m3": 1, "e3m2": 1,
                  "e2m1": 1}   # f6/f4 occupy one byte container each (FACTS section 2)
 GROUPED = dict(G=16, F=35, L=64, e_zero=-139)
+
+# Instructions that ptxas expands into other instructions on an architecture (measured: the SASS
+# of every captured kernel, tests/data/hw2/mma_sync_sm90_sass.txt; the H200 results,
+# tests/data/hw2/mma_sync_sm90.npz and tests/data/hw/mma_sp_sm90.npz).  (arch, kind) ->
+#   via:    the kind whose arithmetic each emitted tensor-core instruction has (A/B converted to
+#           its element type exactly: F2FP.F16.E4M3/E5M2.UNPACK_B);
+#   chunk:  K elements per emulated instruction (32: the m16n8k32 / stored K of m16n8k64 .sp);
+#   split:  within a chunk, element k goes to the first half-instruction if k % 4 < 2 (the low
+#           16-bit half of each 32-bit fp8 register), else to the second, which continues from
+#           the first one's result (HMMA ... RZ; HMMA ... R4);
+#   then:   C is added to that sum with one IEEE round-to-nearest add (FADD for .f32,
+#           HADD2 for .f16 D) -- C never enters the tensor core.
+# sm_89 runs fp8 natively (MMA-Sim's Ada model, the f8f6f4 row); sm_100 / sm_120 warp-level
+# fp8 are assumed to be their f8f6f4 row (not measured here).
+EMULATED = {
+    ("sm_90", "fp8_sync"): dict(via="f16", elem="f16", chunk=32, split=4),
+}
 SCALED = dict(F=25, L=32, e_zero=-133)
 
 
 @dataclass(frozen=True)
 class Params:
-    model: str        # "fused" (plain / scale-folded) or "grouped" (mxf4, mxf4nvf4)
+    model: str        # "fused" (plain / scale-folded), "grouped" (mxf4, mxf4nvf4), or
+    #                   "emulated" (EMULATED: `inner` is the emitted instruction's row)
     F: int
     L: int            # terms (K elements) per fused block
     e_zero: int
     rho: str          # "RZ-FP32" | "RZ-E8M13" | "RNE-FP16"
     G: int = 0        # group size (grouped model)
+    inner: "Params | None" = None   # emulated: the arithmetic of the emitted instructions
+    via: str = ""                   # emulated: element type A/B are converted to
+    chunk: int = 0                  # emulated: K per emitted instruction pair
 
 
 def check_types(arch: str, kind: str, atype: str, btype: str, ctype: str, dtype: str,
@@ -158,6 +183,14 @@ def params(arch: str, kind: str, atype: str, btype: str, dtype: str) -> Params:
                       G=GROUPED["G"])
     if kind == "mxf8f6f4":
         return Params("fused", SCALED["F"], SCALED["L"], SCALED["e_zero"], "RZ-FP32")
+    if kind == "fp8_sync":
+        emu = EMULATED.get((arch, kind))
+        if emu is None:                      # native: the arch's fp8 row
+            return params(arch, "f8f6f4", atype, btype, dtype)
+        inner = params(arch, emu["via"], emu["elem"], emu["elem"], dtype)
+        return Params("emulated", inner.F, inner.L, inner.e_zero,
+                      "RN-FP16" if dtype == "f16" else "RN-FP32", inner=inner,
+                      via=emu["elem"], chunk=emu["chunk"])
     a = ARCH[arch]
     f16_out = dtype == "f16"
     F = a["F"]

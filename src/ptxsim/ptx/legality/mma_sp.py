@@ -4,32 +4,24 @@ generic parsing: it is outside the spec texts this project holds."""
 from __future__ import annotations
 
 from ptxsim.ptx.legality.common import Check, Slot
-from ptxsim.ptx.targets import Arch, AtLeast, Family, Req, Target
+from ptxsim.isa.mma_sp import REQUIREMENTS
 
 S = "9.7.14.6.3"
 F8 = {".e4m3", ".e5m2"}
 F8F6F4 = {".e4m3", ".e5m2", ".e3m2", ".e2m3", ".e2m1"}
 
 
-class _Sm120Family:
-    """`requires sm_120` (ptxas: any sm_12x target, whatever the suffix)."""
-    ptx = None
-
-    def ok(self, t: Target, v) -> bool:
-        return t.family == 12
-
-    def __str__(self) -> str:
-        return "sm_120 family"
-
-
-SM80 = Req(AtLeast(80))
-SM89 = Req(AtLeast(89))
-SM120 = Req(_Sm120Family())
+# Target ISA notes: the one table is isa/mma_sp.py's REQUIREMENTS (ptxsim.isa.targets vocabulary).
+SM80 = REQUIREMENTS["sm_80"]
+SM89 = REQUIREMENTS["sm_89"]
+# ".f16 dtype/ctype with .e4m3/.e5m2 requires sm_120": ptxas 13.0 takes it on sm_120a/f and
+# sm_121a/f but rejects plain sm_120 / sm_121 ("not supported on .target 'sm_120'").
+SM120 = REQUIREMENTS["sm_120f"]
 # ".e3m2, .e2m3 and .e2m1 ... requires sm_120a and are supported on sm_120f or higher in the same
 # family from PTX ISA version 8.8"; the same note for .kind / .block_scale / .scale_vec_size.
-SM120AF = Req(Arch("sm_120a"), Family("sm_120f"))
+SM120AF = REQUIREMENTS["sm_120f"]
 # ".kind::mxf4nvf4 and .kind::mxf4 are supported on sm_120a, sm_121a".
-SM120A_121A = Req(Arch("sm_120a"), Arch("sm_121a"))
+SM120A_121A = REQUIREMENTS["sm_120a"]
 
 # The syntax lines as rows:
 #   (shape, dtypes, atypes, btypes, ctypes, spvariants, kind, A regs, B regs, max selector f)

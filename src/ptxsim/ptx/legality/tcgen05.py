@@ -3,6 +3,7 @@ tcgen05-chapter-stack-video-misc.txt, tcgen05-mma-sp.md, tcgen05-cp-shift.md).""
 from __future__ import annotations
 
 from ptxsim.ptx.legality.common import Check, Slot
+from ptxsim.isa.targets import ARCH_SPECIFIC_10X_11X, BLOCK_N, SCALE_INPUT_D  # noqa: F401
 from ptxsim.ptx.targets import TCGEN05, TCGEN05_I8, Arch, Family, Req
 
 CTA_GROUP = Slot.of(".cta_group", ".cta_group::1 .cta_group::2", True)
@@ -177,7 +178,7 @@ def cp(c: Check) -> None:
 
 
 # ------------------------------------------------------------------------ 9.7.16.9.3 shift
-SHIFT_TARGETS = Req(Arch("sm_100a"), Arch("sm_101a"), Arch("sm_103a"), Arch("sm_110a"))
+SHIFT_TARGETS = ARCH_SPECIFIC_10X_11X        # sm_100a, sm_101a (= sm_110a), sm_103a
 
 
 def shift(c: Check) -> None:
@@ -222,15 +223,14 @@ SCALE_VECTORSIZE = {
 COLLECTOR_A = {f".collector::a::{op}" for op in ("fill", "use", "lastuse", "discard")}
 COLLECTOR_B = {f".collector::b{n}::{op}" for n in range(4) for op in ("fill", "use", "lastuse", "discard")}
 # "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same
-# family from PTX ISA version 8.8."
-SCALE_INPUT_D = Req(Arch("sm_100a"), Family("sm_100f"))
+# family from PTX ISA version 8.8.": SCALE_INPUT_D, from ptxsim.isa.targets.
 # ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a": ptxas 13.0 accepts them on
 # every architecture-specific tcgen05 target (sm_100a, sm_103a, sm_110a) and refuses the family
 # targets; we follow ptxas (corpus cases 'Table 54' / target).
-SCALE_VEC_NX = Req(Arch("sm_100a"), Arch("sm_101a"), Arch("sm_103a"), Arch("sm_110a"))
-BLOCK_N = Req(Family("sm_100f"), Family("sm_110f", (9, 0)))          # ".block16/.block32 requires sm_100f or sm_110f"
+SCALE_VEC_NX = ARCH_SPECIFIC_10X_11X
+# ".block16/.block32 requires sm_100f or sm_110f": BLOCK_N, from ptxsim.isa.targets.
 # tcgen05.mma.sp with .kind::mxf4nvf4 / .kind::mxf4: sm_100a, sm_101a, sm_103a, sm_110a.
-SP_MXF4 = Req(Arch("sm_100a"), Arch("sm_101a"), Arch("sm_103a"), Arch("sm_110a"))
+SP_MXF4 = ARCH_SPECIFIC_10X_11X
 
 
 def mma(c: Check) -> None:
@@ -274,6 +274,10 @@ def mma(c: Check) -> None:
         c.since((8, 7), ".kind::mxf4nvf4", s)
     if svs in (".block16", ".block32"):
         c.since((8, 8), svs, s)
+    elif bs and not svs and kind in (".kind::mxf8f6f4", ".kind::mxf4"):
+        # an omitted .scale_vectorsize is .block32, and ptxas 13.0 says so: "Feature '.block32'
+        # requires PTX ISA .version 8.8 or later" (tests/test_legality_consistency.py)
+        c.since((8, 8), ".block32 (the default .scale_vectorsize)", s)
     # Target ISA notes
     if kind == ".kind::i8":
         c.target(TCGEN05_I8, f"{c.name} with .kind::i8", s)

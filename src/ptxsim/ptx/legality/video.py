@@ -6,7 +6,7 @@ import re
 
 from ptxsim.ptx.instruction import Instruction, Register
 from ptxsim.ptx.legality.common import Check, Slot
-from ptxsim.ptx.targets import AtLeast, Req
+from ptxsim.isa import video as isa_video
 
 INT = {".u32", ".s32"}
 SCALAR_SEL = {".b0", ".b1", ".b2", ".b3", ".h0", ".h1"}                 # .dsel = .asel = .bsel
@@ -96,8 +96,9 @@ def scalar(c: Check) -> None:
             elif (neg[1] != neg[2]) and neg[3]:
                 # "PTX allows negation of either (a*b) or c."
                 c.err(f"vmad may negate either the product (a xor b) or c, not both ({s})")
-        _since_target(c, (2, 0), 20, s)
+        _since_target(c, "scalar", s)
         return
+    _no_negation(c, s)
     if q.get(".op2"):
         if c.count(4, form=f"{q['.op2']} secondary operation: d, a, b, c"):
             _no_sel(c, 0, "d", s)
@@ -116,7 +117,7 @@ def scalar(c: Check) -> None:
     _sel(c, 2, SCALAR_SEL, "b", s)
     if n == 4:
         _no_sel(c, 3, "c", s)
-    _since_target(c, (2, 0), 20, s)
+    _since_target(c, "scalar", s)
 
 
 def simd(c: Check) -> None:
@@ -132,6 +133,7 @@ def simd(c: Check) -> None:
     q = _slots(c, rest, slots, s)
     if q.get(".sat") and q.get(".add"):
         c.err(f"{op}: .sat and .add cannot be combined ({s})")
+    _no_negation(c, s)
     if c.count(4, form="d{.mask}, a{.asel}, b{.bsel}, c"):
         _regs(c, range(3), s)
         c.operand(3, "r32", "c")            # ptxas: "Incorrect video selector for operand 3"
@@ -140,12 +142,20 @@ def simd(c: Check) -> None:
         _sel(c, 1, sel, "a", s, None if two else SEL4)
         _sel(c, 2, sel, "b", s, None if two else SEL4)
         _no_sel(c, 3, "c", s)
-    _since_target(c, (3, 0), 30, s)
+    _since_target(c, "simd", s)
 
 
-def _since_target(c: Check, v, sm: int, s: str) -> None:
-    c.since(v, c.name, s)
-    c.target(Req(AtLeast(sm)), c.name, s)
+def _no_negation(c: Check, s: str) -> None:
+    """Only vmad negates operands; ptxas 13.0: "Operand negation not allowed for instruction
+    'vadd'" (tests/test_legality_consistency.py)."""
+    if any(getattr(o, "minus", False) for o in c.i.operands):
+        c.err(f"operand negation is only allowed on vmad, not {c.name} ({s})")
+
+
+def _since_target(c: Check, kind: str, s: str) -> None:
+    """PTX ISA / Target ISA notes, from isa/video.py (scalar: 2.0, sm_20; SIMD: 3.0, sm_30)."""
+    c.since(isa_video.MIN_PTX[kind], c.name, s)
+    c.target(isa_video.TARGETS[kind], c.name, s)
 
 
 RULES = {**{o: scalar for o in SCALAR_OPS | SHIFT_OPS | {"vmad", "vset"}},
