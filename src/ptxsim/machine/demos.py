@@ -79,10 +79,19 @@ def sparse_f16(ptx: str, rng) -> DemoResult:
                  args=[Ac.astype(np.uint16), B.view(np.uint16), E.ravel(), D],
                  dynamic_shared=128 * K + 64 * K * 2 + 16)
     dt = time.perf_counter() - t
+    # reference: numerics.mma_sparse (the sparse arithmetic: one fused dot product over the
+    # stored elements of a row times the B rows its metadata selects), one call per instruction;
+    # stored element k of row m sits at logical column 4 (k // 2) + its 2-bit metadata index
+    from ptxsim.numerics import mma_sparse
     d = np.zeros((128, 64), np.uint32)
-    for k in range(0, K, 32):
-        d = mma(A.view(np.uint16)[:, k:k + 32], B.view(np.uint16).T[k:k + 32], d, arch="sm_100",
-                kind="f16", atype="f16", btype="f16", ctype="f32", dtype="f32")
+    Bt = B.view(np.uint16)                                     # (N, K): B^T
+    for s in range(K // 32):
+        ks = np.arange(16)
+        idx = (nib[:, 8 * s + ks // 2].astype(np.int64) >> (2 * (ks % 2))) & 3   # (128, 16)
+        cols = 32 * s + 4 * (ks // 2) + idx
+        b_rows = Bt.T[cols]                                    # (128, 16, 64)
+        d = mma_sparse(Ac[:, 16 * s:16 * s + 16].astype(np.uint16), b_rows, d, arch="sm_100",
+                       kind="f16", atype="f16", btype="f16", ctype="f32", dtype="f32")
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     return DemoResult("sparse_f16_gemm", "tcgen05.mma.sp kind::f16 2:4, 128x64x64",
                       bool(np.array_equal(d, D.view(np.uint32))), _rel(D, ref), dt, run.steps)
