@@ -3,4 +3,5 @@ stack / video / misc instructions."""
 from ptxsim.errors import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
-from ptxsim.api import execute  # noqa: E402,F401
+from ptxsim.api import execute, launch  # noqa: E402,F401
+from ptxsim.machine.tensormap import TensorMap  # noqa: E402,F401

@@ -1,4 +1,12 @@
-"""The single-instruction API: `ptxsim.execute(text, registers, target=..., warps=...)`.
+"""The public entry points: `ptxsim.launch(ptx, kernel, grid, block, ...)` runs a whole kernel
+(`ptxsim.machine.executor`), `ptxsim.execute(text, registers, target=..., warps=...)` one
+instruction.
+
+`execute` goes through the executor's dispatch: an opcode whose family registers in
+`ptxsim.isa.registry` (mma / mma.sp, misc, tcgen05.mma with a given CTA state) keeps that path
+(uint32 registers, as below); every other instruction the executor implements (base arithmetic,
+cvt, setp, shfl / vote / elect, ...) runs as a one-instruction kernel over 32*W threads with the
+caller's registers: 64-bit registers as uint64 arrays, predicates as bool (or 0/1) arrays.
 
 Registers are raw bits: each register name of the instruction text maps to a uint32 array of
 shape (32*W,), thread t of warp w at index 32*w + t. The result maps the instruction's output
@@ -87,11 +95,18 @@ def execute(instruction_text, registers: Mapping[str, object], *, target: str = 
     target: the `.target` the instruction is assembled for (legality and arithmetic profile).
     warps: W; by default taken from the register arrays.
     state: per-CTA state for instructions with effects beyond registers (e.g. a
-        `ptxsim.isa.misc.MiscState` collecting brkpt / nanosleep / pmevent / setmaxnreg events);
-        a fresh one is made when omitted, so the effects are then visible only as raised errors.
+        `ptxsim.isa.misc.MiscState` collecting brkpt / nanosleep / pmevent / setmaxnreg events,
+        or a `ptxsim.isa.cta.CtaState` whose shared and Tensor Memory tcgen05.ld / st / alloc /
+        cp / shift and ld.shared / st.shared act on); a fresh one is made when omitted, so the
+        effects are then visible only as raised errors.
     """
     inst = _parse(instruction_text)
     where = f"'{getattr(inst, 'text', '') or instruction_text}'"
+    registry._load()
+    from ptxsim.ptx.instruction import Instruction
+    if inst.opcode not in registry.HANDLERS and isinstance(inst, Instruction):
+        from ptxsim.machine.single import execute_one
+        return execute_one(inst, registers, target=target, warps=warps, where=where, state=state)
     if warps is not None and (not isinstance(warps, (int, np.integer)) or warps < 1):
         raise OperandError(f"warps must be a positive integer, got {warps!r}")
     regs = RegisterFile(registers, warps, where)
@@ -144,3 +159,15 @@ def _with_state(handler, opcode: str, state, warps: int):
     def bound(inst, regs, target):
         return handler(inst, regs, target, state=state)
     return bound
+
+
+def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str = "sm_100a",
+           dynamic_shared: int = 0, **options):
+    """Run kernel `kernel` of a PTX module (text or parsed) over `grid` x `block` threads
+    (`cluster`: CTAs per cluster, default the kernel's .reqnctapercluster or 1). `args` follow the
+    kernel's parameters: numpy arrays / CPU torch tensors (global buffers; results land in them),
+    scalars, `ptxsim.machine.tensormap.TensorMap` for CUtensorMap parameters. Options:
+    `step_limit`, `progress` (a rich progress bar), `max_resident_ctas`. Returns the finished
+    launch (`.steps`). Raises DeadlockError when every live warp waits forever."""
+    from ptxsim.machine.executor import launch as _launch
+    return _launch(ptx, kernel, grid, block, cluster, args, target, dynamic_shared, **options)

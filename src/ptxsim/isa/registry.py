@@ -1,4 +1,7 @@
-"""Opcode -> semantics dispatch for `ptxsim.execute` (and, later, the kernel executor).
+"""Opcode -> semantics dispatch of the instruction families that register themselves (mma.sp,
+misc, tcgen05.mma, ...). The kernel executor (`ptxsim.machine.exec_ops`) implements the base,
+memory, control-flow and asynchronous instructions itself and falls back to these handlers for
+the rest; `ptxsim.execute` uses them directly for registered opcodes and the executor otherwise.
 
 A handler is `handler(instruction, regs, target) -> {register name: uint32 array (32*W,)}` where
 `instruction` is a parsed `ptxsim.ptx.Instruction` and `regs` a `RegisterFile` (read-only view of

@@ -1,0 +1,119 @@
+"""`ptxsim run FILE.ptx --kernel K --grid X[,Y,Z] --block X[,Y,Z] --arg SPEC ...`: launch one
+kernel of a PTX file on the CPU. Array arguments come from .npy files or are generated; after
+the run every array argument is written to --out (argN.npy) and summarised.
+
+Argument specs, in the kernel's parameter order:
+  FILE.npy                 a numpy array (global buffer, passed as its address)
+  zeros:DTYPE:N[xM...]     a generated zero array, e.g. zeros:float32:1024 or zeros:uint16:128x64
+  rand:DTYPE:N[xM...]      uniform random values in [0, 1) (integers: 0..99), seeded by --seed
+  TYPE:VALUE               a scalar, TYPE one of i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64
+  bytes:N                  N zero bytes (an aggregate .param such as a CuTe kernel object)
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ptxsim.errors import OperandError
+
+SCALARS = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+           "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f16": np.float16,
+           "f32": np.float32, "f64": np.float64}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="run a kernel of a PTX file on the CPU",
+                              description=__doc__.split("\n\n", 1)[1],
+                              formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE.ptx")
+    p.add_argument("--kernel", "-k", help="entry name (default: the only .entry)")
+    p.add_argument("--grid", default="1", help="CTAs: X[,Y,Z]")
+    p.add_argument("--block", default="32", help="threads per CTA: X[,Y,Z]")
+    p.add_argument("--cluster", default=None, help="CTAs per cluster: X[,Y,Z]")
+    p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC")
+    p.add_argument("--dynamic-shared", type=int, default=0, help="bytes of dynamic shared memory")
+    p.add_argument("--target", default="sm_100a")
+    p.add_argument("--out", default=None, help="directory for the arrays after the run")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--step-limit", type=int, default=50_000_000)
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.set_defaults(func=run)
+
+
+def _dim(text: str | None):
+    if text is None:
+        return None
+    try:
+        return tuple(int(x) for x in text.replace("x", ",").split(","))
+    except ValueError:
+        raise OperandError(f"'{text}' is not a dimension list like 4 or 4,2,1") from None
+
+
+def parse_arg(spec: str, rng) -> object:
+    if spec.endswith(".npy"):
+        try:
+            return np.load(spec)
+        except OSError as exc:
+            raise OperandError(f"--arg {spec}: cannot read ({exc})") from None
+    kind, _, rest = spec.partition(":")
+    if kind in ("zeros", "rand"):
+        dt, _, shape = rest.partition(":")
+        try:
+            dtype = np.dtype(dt)
+            shp = tuple(int(x) for x in shape.split("x"))
+        except (TypeError, ValueError):
+            raise OperandError(f"--arg {spec}: expected {kind}:DTYPE:N[xM...]") from None
+        if kind == "zeros":
+            return np.zeros(shp, dtype)
+        if dtype.kind == "f":
+            return rng.random(shp).astype(dtype)
+        return rng.integers(0, 100, shp).astype(dtype)
+    if kind == "bytes":
+        return bytes(int(rest))
+    if kind in SCALARS:
+        t = SCALARS[kind]
+        try:
+            return t(float(rest)) if np.dtype(t).kind == "f" else t(int(rest, 0))
+        except ValueError:
+            raise OperandError(f"--arg {spec}: '{rest}' is not a {kind} value") from None
+    raise OperandError(f"--arg {spec}: not a .npy file, zeros:/rand:DTYPE:SHAPE, bytes:N or "
+                       f"TYPE:VALUE with TYPE in {', '.join(SCALARS)}")
+
+
+def run(args) -> int:
+    import time
+
+    from ptxsim.api import launch
+    from ptxsim.ptx import parse_module
+    text = Path(args.file).read_text()
+    module = parse_module(text, filename=args.file)
+    kernel = args.kernel
+    if kernel is None:
+        if len(module.entries) != 1:
+            names = ", ".join(f.name for f in module.entries)
+            print(f"ptxsim run: choose --kernel among: {names}", file=sys.stderr)
+            return 2
+        kernel = module.entries[0].name
+    rng = np.random.default_rng(args.seed)
+    values = [parse_arg(s, rng) for s in args.arg]
+    t = time.perf_counter()
+    run_ = launch(module, kernel, _dim(args.grid), _dim(args.block), _dim(args.cluster), values,
+                  args.target, args.dynamic_shared, step_limit=args.step_limit,
+                  progress=args.progress)
+    dt = time.perf_counter() - t
+    print(f"{kernel}: grid {_dim(args.grid)} block {_dim(args.block)}: {dt:.2f} s, "
+          f"{run_.steps} scheduler steps")
+    out = Path(args.out) if args.out else None
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+    for i, v in enumerate(values):
+        if isinstance(v, np.ndarray) and v.ndim:
+            desc = f"arg{i}: {v.dtype} {v.shape}"
+            if v.dtype.kind in "fiu" and v.size:
+                desc += f" sum={v.astype(np.float64).sum():.6g} first={v.ravel()[:4].tolist()}"
+            print(desc)
+            if out:
+                np.save(out / f"arg{i}.npy", v)
+    return 0

@@ -1,0 +1,822 @@
+"""Instruction handlers of the kernel executor: `handler(wave, pc, inst)` returns a function of
+the active thread indices that performs the instruction for all of them at once and moves their
+program counters. Arithmetic goes through `ptxsim.isa.base.semantics`; memory through
+`machine.memory.Memory`; barriers, mbarriers and the asynchronous proxy through the wave.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptxsim.errors import (ExecutionError, OperandError, TrapExecuted, UnsupportedFeature,
+                           UndefinedBehavior)
+from ptxsim.isa import base as isa_base
+from ptxsim.machine.grid import WARP_SIZE
+from ptxsim.machine.program import TYPE_BYTES
+from ptxsim.ptx.instruction import Address, Register, RegisterPair, SpecialRegister, Vector
+
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+SPACE_QUALS = {".global": "global", ".shared": "shared::cta", ".shared::cta": "shared::cta",
+               ".shared::cluster": "shared::cluster", ".local": "local", ".param": "param",
+               ".param::entry": "param", ".param::func": "param", ".const": "const"}
+BASE_OPS = {"add", "sub", "addc", "subc", "mul", "mad", "madc", "fma", "mul24", "mad24", "sad",
+            "div", "rem", "abs", "neg", "min", "max", "popc", "clz", "brev", "bfind", "bfe",
+            "bfi", "fns", "bmsk", "szext", "dp4a", "dp2a", "and", "or", "xor", "not", "cnot",
+            "lop3", "shl", "shr", "shf", "prmt", "setp", "set", "selp", "slct", "rcp", "sqrt",
+            "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "cvt"}
+WARP_OPS = {"shfl", "vote", "match", "redux", "elect", "activemask"}
+NO_OPS = {"fence", "membar", "prefetch", "prefetchu", "nanosleep", "griddepcontrol",
+          "setmaxnreg", "fence.proxy", "cp.async.bulk.prefetch",
+          "cp.async.bulk.prefetch.tensor", "applypriority", "discard", "createpolicy",
+          "tcgen05.fence", "tensormap.cp_fenceproxy"}
+
+
+VIDEO_OPS = __import__("re").compile(
+    r"^(vadd|vsub|vabsdiff|vmin|vmax|vshl|vshr|vmad|vset|vavrg)(2|4)?$")   # 9.7.18
+
+
+def _type(inst) -> str | None:
+    ts = inst.types
+    return ts[-1] if ts else None
+
+
+def _width(t: str | None) -> int:
+    if t is None:
+        return 32
+    return 8 * TYPE_BYTES.get(t, 4)
+
+
+def _space(inst, default="generic") -> str:
+    for q in inst.qualifiers:
+        if q in SPACE_QUALS:
+            return SPACE_QUALS[q]
+    return default
+
+
+def _vec(inst) -> int:
+    for q in inst.qualifiers:
+        if q in (".v2", ".v4", ".v8"):
+            return int(q[2:])
+    return 1
+
+
+def _advance(wave, idx):
+    wave.pc[idx] += 1
+
+
+def handler(wave, pc: int, inst):
+    op = inst.opcode
+    loc = f"line {inst.loc.line}: {inst}"
+    try:
+        if op in BASE_OPS:
+            return _base(wave, inst)
+        if op in WARP_OPS:
+            return _warp(wave, inst)
+        if op == "mov":
+            return _mov(wave, inst)
+        if VIDEO_OPS.match(op):
+            return _video(wave, inst)
+        if op in ("ld", "ldu"):
+            return _ld(wave, inst)
+        if op == "st":
+            return _st(wave, inst)
+        if op in ("atom", "red"):
+            return _atom(wave, inst)
+        if op == "cvta":
+            return _cvta(wave, inst)
+        if op == "isspacep":
+            return _isspacep(wave, inst)
+        if op in ("mapa", "getctarank"):
+            return _mapa(wave, inst)
+        if op == "bra":
+            return _bra(wave, pc, inst)
+        if op == "brx":
+            return _brx(wave, pc, inst)
+        if op == "call":
+            return _call(wave, pc, inst)
+        if op == "ret":
+            return _ret(wave)
+        if op == "exit":
+            return wave.exit_threads
+        if op == "bar" and inst.has(".warp"):         # bar.warp.sync membermask (9.7.13.2)
+            return lambda idx: _advance(wave, idx)
+        if op in ("bar", "barrier") and not inst.has(".cluster"):
+            return _bar(wave, inst)
+        if op == "barrier.cluster":
+            return _cluster_bar(wave, inst)
+        if op.startswith("mbarrier."):
+            return _mbarrier(wave, inst)
+        if op in NO_OPS:
+            return lambda idx: _advance(wave, idx)
+        if op == "trap":
+            def trap(idx):
+                raise TrapExecuted(f"{loc}: trap executed by thread {int(idx[0])}")
+            return trap
+        from ptxsim.machine import exec_async
+        h = exec_async.handler(wave, pc, inst)
+        if h is not None:
+            return h
+        from ptxsim.isa import registry
+        registry._load()
+        if op in registry.HANDLERS:
+            return _registered(wave, inst)
+    except (OperandError, UnsupportedFeature, ExecutionError, UndefinedBehavior) as e:
+        raise type(e)(f"{loc}: {e}") from None
+    raise ExecutionError(f"{loc}: ptxsim has no semantics for '{inst.mnemonic}'")
+
+
+# ------------------------------------------------------------------------------- arithmetic
+def _base(wave, inst):
+    """Every base arithmetic / logic / compare / convert instruction (ptxsim.isa.base)."""
+    fn = isa_base.semantics(inst.mnemonic)
+    ops = inst.operands
+    dst, srcs = ops[0], ops[1:]
+    t = _type(inst)
+    types = inst.types
+    op = inst.opcode
+    # source operand widths (immediates): the source type of cvt / set / slct / mul.wide
+    src_t = types[-1] if types else None
+    if op in ("cvt",) and len(types) == 2:
+        src_t = types[1]
+    if op in ("set", "slct") and len(types) == 2:
+        src_t = types[1]
+    widths = [_width(src_t)] * len(srcs)
+    if op in ("shl", "shr", "shf", "bfe", "bfi") and len(srcs) >= 2:
+        widths = [_width(src_t)] + [32] * (len(srcs) - 1)
+        if op == "bfi":
+            widths = [_width(src_t), _width(src_t), 32, 32]
+    if op == "selp":
+        widths[-1] = 1
+    if op == "lop3":
+        widths = [_width(src_t)] * 3 + [32] * (len(srcs) - 3)
+    if op in ("prmt",):
+        widths = [32] * len(srcs)
+    if op in ("mul", "mad") and inst.has(".wide"):
+        widths = [_width(src_t)] * len(srcs)
+        if op == "mad":
+            widths[-1] = 2 * _width(src_t)
+    carry_in = op in ("addc", "subc", "madc")
+    writes_cc = inst.has(".cc")
+    ftype = src_t if src_t in (".f32", ".f64", ".f16", ".bf16") else None
+
+    def run(idx):
+        args = [wave.read(s, idx, w, ftype) for s, w in zip(srcs, widths)]
+        if op == "selp":
+            args[-1] = args[-1].astype(bool) if args[-1].dtype != np.bool_ else args[-1]
+        if carry_in:
+            args.append(wave.cc[idx])
+        res = fn(*args)
+        if writes_cc:
+            res, cf = res
+            wave.cc[idx] = np.asarray(cf, bool)
+        if op in ("setp",):
+            p, q = res if isinstance(res, tuple) else (res, None)
+            if isinstance(dst, RegisterPair):
+                wave.write(dst.first, idx, p)
+                if q is not None:
+                    wave.write(dst.second, idx, q)
+            else:
+                wave.write(dst, idx, p)
+        elif isinstance(res, tuple):
+            if isinstance(dst, RegisterPair):
+                wave.write(dst.first, idx, res[0])
+                wave.write(dst.second, idx, res[1])
+            else:
+                wave.write(dst, idx, res[0])
+        else:
+            wave.write(dst, idx, res)
+        wave.pc[idx] += 1
+    return run
+
+
+def _warp_view(wave, idx):
+    warps = np.unique(idx // WARP_SIZE)
+    active = np.zeros((warps.size, WARP_SIZE), bool)
+    pos = np.searchsorted(warps, idx // WARP_SIZE)
+    active[pos, idx % WARP_SIZE] = True
+    full = (warps[:, None] * WARP_SIZE + np.arange(WARP_SIZE)).reshape(-1)
+    return warps, active, full, (pos, idx % WARP_SIZE)
+
+
+def _warp(wave, inst):
+    """shfl / vote / match / redux / elect / activemask: (warps, 32) views with the active
+    mask of the executing lanes."""
+    fn = isa_base.semantics(inst.mnemonic)
+    ops = inst.operands
+    dst, srcs = ops[0], ops[1:]
+    op = inst.opcode
+    t = _type(inst)
+
+    def run(idx):
+        warps, active, full, sel = _warp_view(wave, idx)
+        args = []
+        for i, s in enumerate(srcs):
+            w = 1 if (op == "vote" and i == 0) else (_width(t) if (i == 0 and op in
+                                                               ("shfl", "match", "redux"))
+                                                     else 32)
+            v = wave.read(s, full, w).reshape(warps.size, WARP_SIZE)
+            args.append(v)
+        res = fn(*args, active=active)
+        outs = res if isinstance(res, tuple) else (res,)
+        dsts = (dst.first, dst.second) if isinstance(dst, RegisterPair) else (dst,)
+        for d, v in zip(dsts, outs):
+            if v is None:
+                continue
+            wave.write(d, idx, np.asarray(v)[sel])
+        wave.pc[idx] += 1
+    return run
+
+
+def _video(wave, inst):
+    """Scalar and SIMD video instructions (9.7.18) through `ptxsim.isa.video`: the text of
+    the instruction (selectors, .sat, .op2, masks) parsed once, evaluated over all threads."""
+    from ptxsim.isa import video
+    text = inst.mnemonic + " " + ", ".join(str(o) for o in inst.operands) + ";"
+    ins = video.parse(text)
+    video.check_target(ins, wave.launch.target)
+    d, ra, rb, rc = ins.regs
+
+    def run(idx):
+        rd = lambda n: wave.reg(n)[idx].astype(np.uint32)  # noqa: E731
+        out = video.evaluate(ins, rd(ra), rd(rb), rd(rc) if rc else None, rd(d))
+        wave.write(Register(d), idx, out)
+        wave.pc[idx] += 1
+    return run
+
+
+# ---------------------------------------------------------------------------------- mov
+def _elements(op):
+    return op.elements if isinstance(op, Vector) else (op,)
+
+
+def _mov(wave, inst):
+    t = _type(inst)
+    w = _width(t)
+    dst, src = inst.operands[0], inst.operands[1]
+    ftype = t if t in (".f32", ".f64", ".f16", ".bf16") else None
+    if w == 128:
+        return _mov128(wave, dst, src)
+    if isinstance(dst, Vector):                      # unpack: mov.b64 {a, b}, d
+        n = len(dst.elements)
+        ew = w // n
+
+        def unpack(idx):
+            v = wave.read(src, idx, w).astype(np.uint64)
+            for k, e in enumerate(dst.elements):
+                part = (v >> np.uint64(k * ew)) & np.uint64((1 << ew) - 1)
+                wave.write(e, idx, part.astype(UINT[ew // 8]))
+            wave.pc[idx] += 1
+        return unpack
+    if isinstance(src, Vector):                      # pack: mov.b64 d, {a, b}
+        n = len(src.elements)
+        ew = w // n
+
+        def pack(idx):
+            acc = np.zeros(idx.size, np.uint64)
+            for k, e in enumerate(src.elements):
+                acc |= (wave.read(e, idx, ew).astype(np.uint64) & np.uint64((1 << ew) - 1)) \
+                    << np.uint64(k * ew)
+            wave.write(dst, idx, acc.astype(UINT[w // 8]))
+            wave.pc[idx] += 1
+        return pack
+    if t == ".pred":
+        def movp(idx):
+            v = wave.read(src, idx, 1)
+            wave.write(dst, idx, v.astype(bool) if v.dtype != np.bool_ else v)
+            wave.pc[idx] += 1
+        return movp
+
+    def mov(idx):
+        v = wave.read(src, idx, w, ftype)
+        if v.dtype.itemsize * 8 > w:
+            v = (v.astype(np.uint64) & np.uint64((1 << w) - 1 if w < 64 else ~0)).astype(
+                UINT[w // 8])
+        wave.write(dst, idx, v)
+        wave.pc[idx] += 1
+    return mov
+
+
+def _mov128(wave, dst, src):
+    """mov.b128: between .b128 registers, and pack / unpack {lo, hi} .b64 halves."""
+    def run(idx):
+        if isinstance(dst, Vector):
+            v = wave.reg(src.name)[idx]
+            for k, e in enumerate(dst.elements):
+                wave.write(e, idx, v[:, k])
+        elif isinstance(src, Vector):
+            halves = [wave.read(e, idx, 64).astype(np.uint64) for e in src.elements]
+            wave.write(dst, idx, np.stack(halves, 1))
+        else:
+            wave.write(dst, idx, wave.reg(src.name)[idx])
+        wave.pc[idx] += 1
+    return run
+
+
+# ------------------------------------------------------------------------------- memory
+def _extend(vals: np.ndarray, size: int, signed: bool, reg_dtype) -> np.ndarray:
+    """ld of a narrow type into a wider register: sign- or zero-extension (9.7.9.8)."""
+    if reg_dtype is None or reg_dtype == np.bool_ or np.dtype(reg_dtype).itemsize <= size:
+        return vals
+    if signed:
+        bits = 8 * size
+        v = vals.astype(np.int64)
+        v = np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+        return v.view(np.uint64)
+    return vals
+
+
+def _callparam(wave, a):
+    """The per-thread byte array of a call-site / formal .param (None for other addresses)."""
+    if a.base is None or a.base not in wave.program.call_params:
+        return None
+    arr = wave.callparams.get(a.base)
+    if arr is None:
+        arr = wave.callparams[a.base] = np.zeros((wave.N, max(wave.program.call_params[a.base],
+                                                              1)), np.uint8)
+    return arr
+
+
+def _ld(wave, inst):
+    t = _type(inst)
+    size = TYPE_BYTES[t]
+    vec = _vec(inst)
+    space = _space(inst)
+    dst, a = inst.operands[0], inst.operands[1]
+    elems = _elements(dst)
+    signed = t.startswith(".s")
+    mem = wave.memory
+    if size == 16:
+        def ld128(idx):                                   # .b128 registers: (N, 2) uint64
+            vals = mem.load(space, wave.addr(a, idx), 16, vec=vec, thread=idx)
+            for k, e in enumerate(elems):
+                wave.write(e, idx, vals[:, k, :])
+            wave.pc[idx] += 1
+        return ld128
+
+    def run(idx):
+        cp = _callparam(wave, a) if space in ("param", "generic") else None
+        if cp is not None:
+            raw = cp[idx, a.offset:a.offset + size * vec]
+            vals = raw.copy().view(f"<u{size}").reshape(idx.size, vec)
+        else:
+            addr = wave.addr(a, idx)
+            vals = mem.load(space, addr, size, vec=vec, thread=idx)
+        for k, e in enumerate(elems):
+            if isinstance(e, Register) and e.name == "_":
+                continue
+            v = vals[:, k]
+            r = wave.reg(e.name)
+            if r.dtype == np.bool_:
+                wave.write(e, idx, v != 0)
+                continue
+            v = _extend(v, size, signed, r.dtype)
+            wave.write(e, idx, v)
+        wave.pc[idx] += 1
+    return run
+
+
+def _st(wave, inst):
+    t = _type(inst)
+    size = TYPE_BYTES[t]
+    vec = _vec(inst)
+    space = _space(inst)
+    a, src = inst.operands[0], inst.operands[1]
+    # st.async ... [a], b, [mbar] (9.7.9.12): the store, then complete-tx of its bytes on the
+    # mbarrier (performed at once: any completion time is allowed)
+    mbar = inst.operands[2] if inst.has(".async") and len(inst.operands) > 2 else None
+    elems = _elements(src)
+    mem = wave.memory
+    ftype = t if t in (".f32", ".f64", ".f16", ".bf16") else None
+    if size == 16:
+        def st128(idx):
+            vals = np.stack([wave.reg(e.name)[idx] for e in elems], 1)    # (n, vec, 2)
+            mem.store(space, wave.addr(a, idx), vals, 16, vec=vec, thread=idx)
+            wave.pc[idx] += 1
+        return st128
+
+    def run(idx):
+        vals = np.zeros((idx.size, vec), UINT[size])
+        for k, e in enumerate(elems):
+            v = wave.read(e, idx, 8 * size, ftype)
+            vals[:, k] = (v.astype(np.uint64) & np.uint64((1 << 8 * size) - 1 if size < 8
+                                                          else ~0)).astype(UINT[size])
+        cp = _callparam(wave, a) if space in ("param", "generic") else None
+        if cp is not None:
+            cp[idx, a.offset:a.offset + size * vec] = vals.view(np.uint8).reshape(idx.size, -1)
+            wave.pc[idx] += 1
+            return
+        mem.store(space, wave.addr(a, idx), vals, size, vec=vec, thread=idx)
+        if mbar is not None:
+            _async_complete_tx(wave, inst, mbar, idx, size * vec)
+        wave.pc[idx] += 1
+    return run
+
+
+ATOM_INT = {"add", "and", "or", "xor", "exch", "inc", "dec", "cas", "min", "max"}
+
+
+def _atom(wave, inst):
+    t = _type(inst)
+    size = TYPE_BYTES[t]
+    space = _space(inst)
+    is_red = inst.opcode == "red"
+    ops = inst.operands
+    mbar = None
+    if is_red:
+        a, srcs, dst = ops[0], ops[1:], None
+        if inst.has(".async") and len(ops) > 2:           # red.async ... [a], b, [mbar]
+            srcs, mbar = ops[1:2], ops[2]
+    else:
+        dst, a, srcs = ops[0], ops[1], ops[2:]
+    opname = next((q[1:] for q in inst.qualifiers if q[1:] in ATOM_INT), None)
+    if opname is None:
+        raise UnsupportedFeature(f"atomic operation of '{inst.mnemonic}' is not modelled")
+    if t.startswith(".f") or t.startswith(".bf"):
+        if opname != "add":
+            raise UnsupportedFeature(f"floating-point atom.{opname} is not modelled")
+        add = isa_base.semantics(f"add.rn{t}")
+        fn = lambda old, b: add(old, b)  # noqa: E731
+    elif opname in ("min", "max"):
+        fn = f"{opname}.{'s' if t.startswith('.s') else 'u'}"
+    else:
+        fn = opname
+    mem = wave.memory
+
+    def run(idx):
+        addr = wave.addr(a, idx)
+        vals = [wave.read(s, idx, 8 * size) for s in srcs]
+        old = mem.atomic(space, addr, size, fn, vals, thread=idx)
+        if dst is not None:
+            wave.write(dst, idx, old)
+        if mbar is not None:
+            _async_complete_tx(wave, inst, mbar, idx, size)
+        wave.pc[idx] += 1
+    return run
+
+
+def _async_complete_tx(wave, inst, mbar, idx, nbytes: int) -> None:
+    """complete-tx of `nbytes` per thread on the mbarrier operand (a shared::cluster address)
+    of st.async / red.async."""
+    cta, off = shared_target(wave, inst, mbar, idx, "shared::cluster")
+    wave.mbar.complete_tx(cta, off, np.full(idx.size, nbytes, np.int64))
+
+
+def _cvta(wave, inst):
+    to = inst.has(".to")
+    space = _space(inst)
+    dst, src = inst.operands
+    mem = wave.memory
+
+    def run(idx):
+        v = wave.read(src, idx, 64).astype(np.uint64)
+        r = mem.cvta_from_generic(space, v) if to else mem.cvta_to_generic(space, v)
+        wave.write(dst, idx, r)
+        wave.pc[idx] += 1
+    return run
+
+
+def _isspacep(wave, inst):
+    space = _space(inst)
+    dst, src = inst.operands
+
+    def run(idx):
+        v = wave.read(src, idx, 64).astype(np.uint64)
+        wave.write(dst, idx, wave.memory.isspacep(space, v, wave.cta_of[idx]))
+        wave.pc[idx] += 1
+    return run
+
+
+def _mapa(wave, inst):
+    space = _space(inst, "generic")
+    ops = inst.operands
+    sh = wave.memory.shared
+
+    def run(idx):
+        v = wave.read(ops[1], idx, 64).astype(np.uint64)
+        generic = space == "generic"
+        if generic:
+            v = wave.memory.cvta_from_generic("shared::cluster", v)
+        if inst.opcode == "mapa":
+            rank = wave.read(ops[2], idx, 32).astype(np.int64)
+            r = sh.mapa(v, rank, wave.cta_of[idx])
+            if generic:
+                r = wave.memory.cvta_to_generic("shared::cluster", r)
+        else:
+            r = sh.getctarank(v, wave.cta_of[idx])
+        wave.write(ops[0], idx, r)
+        wave.pc[idx] += 1
+    return run
+
+
+# ---------------------------------------------------------------------------- control flow
+def _bra(wave, pc, inst):
+    target = wave.program.branch_target[pc]
+
+    def run(idx):
+        wave.pc[idx] = target
+    return run
+
+
+def _brx(wave, pc, inst):
+    """brx.idx index, tlist (9.7.8.2): jump to the index-th label of the .branchtargets list;
+    an index outside the list is undefined behaviour."""
+    table = np.asarray(wave.program.brx_targets[pc], np.int64)
+
+    def run(idx):
+        i = wave.read(inst.operands[0], idx, 32).astype(np.int64)
+        if ((i < 0) | (i >= table.size)).any():
+            raise UndefinedBehavior(f"line {inst.loc.line}: brx.idx index "
+                                    f"{int(i[(i < 0) | (i >= table.size)][0])} outside the "
+                                    f"{table.size}-entry .branchtargets list")
+        wave.pc[idx] = table[i]
+    return run
+
+
+MAX_CALL_DEPTH = 64
+
+
+def _call(wave, pc, inst):
+    """call{.uni} (ret), func, (args) (9.7.8.4): the actual .param bytes are copied into the
+    callee's formal parameters, the call site is pushed on the thread's stack."""
+    from ptxsim.ptx.instruction import Group
+    from ptxsim.machine.program import _callee_name
+    callee = wave.program.functions[_callee_name(inst)]
+    groups = [o for o in inst.operands if isinstance(o, Group)]
+    has_ret = isinstance(inst.operands[0], Group)
+    args = groups[1] if has_ret else (groups[0] if groups else None)
+    actual = [e.name for e in args.elements] if args is not None else []
+    if len(actual) != len(callee.params):
+        raise OperandError(f"call of {callee.name} with {len(actual)} arguments; it declares "
+                           f"{len(callee.params)} parameters")
+
+    def run(idx):
+        if (wave.sp[idx] >= MAX_CALL_DEPTH).any():
+            raise UnsupportedFeature(f"line {inst.loc.line}: call depth beyond {MAX_CALL_DEPTH}")
+        for i in range(int(wave.sp[idx].max()) if idx.size else 0):
+            live = wave.sp[idx] > i
+            sites = wave.stack[idx[live], i]
+            if any(wave.program.functions[_callee_name(wave.program.instructions[s])].name
+                   == callee.name for s in np.unique(sites)):
+                raise UnsupportedFeature(f"line {inst.loc.line}: recursive call of "
+                                         f"{callee.name} (registers are not saved per call)")
+        for formal, act in zip(callee.params, actual):
+            src = _callparam(wave, Address(act))
+            dst = _callparam(wave, Address(formal))
+            n = min(src.shape[1], dst.shape[1])
+            dst[idx, :n] = src[idx, :n]
+        wave.stack[idx, wave.sp[idx]] = pc
+        wave.sp[idx] += 1
+        wave.pc[idx] = callee.entry
+    return run
+
+
+def _ret(wave):
+    """ret: back to the call site (copying the formal return parameters into the call's
+    return .param), or exit in the kernel itself."""
+    from ptxsim.ptx.instruction import Group
+    from ptxsim.machine.program import _callee_name
+
+    def run(idx):
+        top = wave.sp[idx] == 0
+        if top.any():
+            wave.exit_threads(idx[top])
+        rest = idx[~top]
+        if not rest.size:
+            return
+        wave.sp[rest] -= 1
+        sites = wave.stack[rest, wave.sp[rest]]
+        for site in np.unique(sites):
+            sel = rest[sites == site]
+            call = wave.program.instructions[int(site)]
+            callee = wave.program.functions[_callee_name(call)]
+            if isinstance(call.operands[0], Group):
+                for formal, e in zip(callee.returns, call.operands[0].elements):
+                    src = _callparam(wave, Address(formal))
+                    dst = _callparam(wave, Address(e.name))
+                    n = min(src.shape[1], dst.shape[1])
+                    dst[sel, :n] = src[sel, :n]
+            wave.pc[sel] = int(site) + 1
+    return run
+
+
+def _bar(wave, inst):
+    """bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.arrive a, b; bar.red is not
+    modelled (9.7.13.1)."""
+    if inst.has(".red"):
+        raise UnsupportedFeature("bar.red is not modelled")
+    wait = not inst.has(".arrive")
+    ops = inst.operands
+    line = inst.loc.line
+
+    def run(idx):
+        ids = wave.read(ops[0], idx, 32).astype(np.int64) if ops else np.zeros(idx.size, np.int64)
+        if (ids < 0).any() or (ids > 15).any():
+            raise UndefinedBehavior(f"line {line}: barrier id outside 0..15")
+        counts = (wave.read(ops[1], idx, 32).astype(np.int64) if len(ops) > 1
+                  else np.full(idx.size, -1, np.int64))
+        wave.bar_arrive(idx, ids, counts, wait, line)
+    return run
+
+
+def _cluster_bar(wave, inst):
+    """barrier.cluster.arrive{.relaxed} / barrier.cluster.wait (9.7.13.3): a phase of the
+    cluster barrier completes when every non-exited thread of the cluster has arrived; the k-th
+    wait of a thread returns once k phases completed."""
+    is_wait = inst.has(".wait")
+    cs = wave.launch.geometry.cluster_size
+
+    def run(idx):
+        wave.pc[idx] += 1
+        if not is_wait:
+            wave.cl_arrive[idx] += 1
+            cluster_update(wave, np.unique(wave.cta_of[idx] // cs))
+            return
+        wave.cl_wait[idx] += 1
+        c = wave.cta_of[idx] // cs
+        blocked = wave.cl_wait[idx] > wave.cl_done[c]
+        sel = idx[blocked]
+        wave.status[sel] = 1
+        for t, cc in zip(sel, c[blocked]):
+            wave.wait_info[int(t)] = ("cluster", int(cc))
+    return run
+
+
+def cluster_update(wave, clusters) -> None:
+    cs = wave.launch.geometry.cluster_size
+    for c in clusters:
+        c = int(c)
+        lo, hi = c * cs * wave.P, (c + 1) * cs * wave.P
+        st = wave.status[lo:hi]
+        live = st != 2
+        if not live.any():
+            continue
+        wave.cl_done[c] = max(wave.cl_done[c], int(wave.cl_arrive[lo:hi][live].min()))
+        waiting = np.flatnonzero((st == 1) & (wave.cl_wait[lo:hi] <= wave.cl_done[c])) + lo
+        for t in waiting:
+            if wave.wait_info.get(int(t), ("",))[0] == "cluster":
+                del wave.wait_info[int(t)]
+                wave.status[t] = 0
+
+
+# -------------------------------------------------------------------------------- mbarrier
+def shared_target(wave, inst, op, idx, default="generic"):
+    """(cta index, offset) of a shared-memory address operand."""
+    space = _space(inst, default)
+    a = wave.addr(op, idx) if isinstance(op, Address) else wave.read(op, idx, 64).astype(
+        np.uint64)
+    cta = wave.cta_of[idx]
+    if space == "generic":
+        a = wave.memory.cvta_from_generic("shared::cluster", a)
+        space = "shared::cluster"
+    if space == "shared::cta":
+        return cta, a.astype(np.int64)
+    return wave.memory.shared.resolve_cluster(a, cta)
+
+
+def _mbarrier(wave, inst):
+    op = inst.opcode
+    ops = inst.operands
+    mb = wave.mbar
+    if op == "mbarrier.init":
+        def init(idx):
+            cta, off = shared_target(wave, inst, ops[0], idx)
+            mb.init(cta, off, wave.read(ops[1], idx, 32).astype(np.int64))
+            wave.pc[idx] += 1
+        return init
+    if op == "mbarrier.inval":
+        def inval(idx):
+            cta, off = shared_target(wave, inst, ops[0], idx)
+            mb.inval(cta, off)
+            wave.pc[idx] += 1
+        return inval
+    if op in ("mbarrier.arrive", "mbarrier.arrive_drop"):
+        drop = op == "mbarrier.arrive_drop"
+        etx = inst.has(".expect_tx")
+        nocomp = inst.has(".noComplete")
+        # forms: state, [addr]{, count} / state, [addr], txCount{, ...} / [addr] (remote, no
+        # state) — the address is the first Address operand
+        ai = next(i for i, o in enumerate(ops) if isinstance(o, Address))
+        dst = ops[0] if ai == 1 else None
+        rest = ops[ai + 1:]
+
+        def arrive(idx):
+            cta, off = shared_target(wave, inst, ops[ai], idx)
+            tx = 0
+            count = 1
+            if etx:
+                tx = wave.read(rest[0], idx, 32).astype(np.int64)
+                if len(rest) > 1:
+                    count = wave.read(rest[1], idx, 32).astype(np.int64)
+            elif rest:
+                count = wave.read(rest[0], idx, 32).astype(np.int64)
+            tok = mb.arrive(cta, off, count, expect_tx=tx, drop=drop, no_complete=nocomp)
+            if dst is not None:
+                wave.write(dst, idx, tok)
+            wave.pc[idx] += 1
+        return arrive
+    if op in ("mbarrier.expect_tx", "mbarrier.complete_tx"):
+        def tx(idx):
+            cta, off = shared_target(wave, inst, ops[0], idx)
+            n = wave.read(ops[1], idx, 32).astype(np.int64)
+            (mb.expect_tx if op == "mbarrier.expect_tx" else mb.complete_tx)(cta, off, n)
+            wave.pc[idx] += 1
+        return tx
+    if op in ("mbarrier.test_wait", "mbarrier.try_wait"):
+        parity = inst.has(".parity")
+
+        def wait(idx):
+            cta, off = shared_target(wave, inst, ops[1], idx)
+            v = wave.read(ops[2], idx, 64)
+            if parity:
+                ok = mb.test_wait_parity(cta, off, v.astype(np.int64))
+            else:
+                ok = mb.test_wait(cta, off, v.astype(np.uint64))
+            done = idx[ok]
+            if done.size:
+                wave.write(ops[0], done, np.ones(done.size, bool))
+                wave.pc[done] += 1
+            if (~ok).any():
+                # suspend until the phase completes (a try_wait whose time limit never
+                # expires; test_wait spins are folded into the same wait)
+                nd = ~ok
+                wave.block_on_mbarrier(idx[nd], cta[nd], off[nd], v[nd].astype(np.int64),
+                                       v[nd].astype(np.uint64), parity)
+        return wait
+    if op == "mbarrier.pending_count":
+        from ptxsim.machine.mbarrier import pending_count
+
+        def pend(idx):
+            wave.write(ops[0], idx, pending_count(wave.read(ops[1], idx, 64).astype(np.uint64)))
+            wave.pc[idx] += 1
+        return pend
+    raise UnsupportedFeature(f"'{inst.mnemonic}' is not modelled")
+
+
+# ------------------------------------------------------------ families of ptxsim.isa.registry
+def _registered(wave, inst):
+    """Instructions whose semantics register in `ptxsim.isa.registry` (warp-level mma / mma.sp,
+    video, misc brkpt / pmevent, ...): called per CTA on whole-warp register views (uint32
+    bits, as `ptxsim.execute` passes them); only the executing lanes' outputs are written."""
+    import dataclasses
+
+    from ptxsim.api import RegisterFile
+    from ptxsim.isa import misc, registry
+    op = inst.opcode
+    h = registry.handler_for(op)
+    guard, wants_state = registry.mode_of(op)
+    bare = dataclasses.replace(inst, predicate=None)
+    names = set()
+    for o in inst.operands:
+        for e in (o.elements if isinstance(o, Vector) else
+                  (o.first, o.second) if isinstance(o, RegisterPair) else (o,)):
+            if isinstance(e, Register) and not isinstance(e, SpecialRegister) and \
+                    wave.program.registers.get(e.name) is not None:
+                names.add(e.name)
+    where = f"line {inst.loc.line}: {inst}"
+    states = {}
+
+    def run(idx):
+        ctas = wave.cta_of[idx]
+        for cta in np.unique(ctas):
+            sel = idx[ctas == cta]
+            warps = np.unique(sel // WARP_SIZE)
+            full = (warps[:, None] * WARP_SIZE + np.arange(WARP_SIZE)).reshape(-1)
+            regs = {}
+            for n in names:
+                v = wave.reg(n)[full]
+                regs[n] = v.astype(np.uint32) if v.dtype != np.uint64 else v
+            rf = RegisterFile({k: v for k, v in regs.items() if v.dtype == np.uint32},
+                              warps.size, where)
+            kw = {}
+            if wants_state:
+                if op in misc.OPCODES:
+                    st = states.get(int(cta))
+                    if st is None:
+                        st = states[int(cta)] = misc.MiscState(warps=wave.wpc)
+                    kw["state"] = st
+                    active = np.zeros(wave.wpc * WARP_SIZE, bool)
+                    active[sel - int(cta) * wave.P] = True
+                    kw["active"] = active
+                    rf = _cta_regs(wave, names, int(cta), where)
+                else:
+                    raise UnsupportedFeature(f"{where}: stateful family '{op}' is not wired "
+                                             "into the executor")
+            out = h(bare, rf, wave.launch.target, **kw)
+            if not out:
+                continue
+            if op in misc.OPCODES:
+                base = int(cta) * wave.P
+                pos = sel - base
+            else:
+                pos = np.searchsorted(full, sel)
+            for name, bits in out.items():
+                wave.write(Register(name), sel, np.asarray(bits)[pos])
+        wave.pc[idx] += 1
+    return run
+
+
+def _cta_regs(wave, names, cta, where):
+    from ptxsim.api import RegisterFile
+    sl = slice(cta * wave.P, (cta + 1) * wave.P)
+    regs = {n: wave.reg(n)[sl].astype(np.uint32) for n in names
+            if wave.reg(n).dtype != np.uint64}
+    return RegisterFile(regs, wave.wpc, where)

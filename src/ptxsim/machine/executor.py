@@ -1,0 +1,584 @@
+"""The kernel executor: runs one `.entry` of a parsed PTX module over a grid of CTAs.
+
+Scheduling model (documented choice, docs/executor.md):
+- The CTAs of one *wave* (whole clusters, `LaunchGeometry.waves`) run in step. Every thread of
+  the wave has its own program counter; each step executes the instruction at the LOWEST pc held
+  by any runnable thread, for all runnable threads at that pc at once (across warps and CTAs) in
+  one numpy operation. Threads that diverge reconverge naturally: the ones behind run first and
+  catch up at the join point (a thread that never reaches it simply keeps its pc).
+- A thread waiting at a barrier (bar.sync, barrier.cluster.wait) or on an mbarrier phase
+  (mbarrier.try_wait / test_wait that would return false) is suspended and leaves the set of
+  runnable threads; it is released when its condition holds. When no thread can run, the
+  asynchronous proxy completes queued operations (TMA, tcgen05.mma / cp / commit); if nothing is
+  queued either, the launch stops with a `DeadlockError` naming every warp's line and reason.
+- Registers are arrays over all threads of the wave, typed by their `.reg` declaration
+  (uint8/16/32/64 bits, bool predicates).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptxsim.errors import DeadlockError, OperandError, UndefinedBehavior, UnsupportedFeature
+from ptxsim.machine.async_proxy import AsyncProxy
+from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
+from ptxsim.machine.mbarrier import Mbarriers
+from ptxsim.machine.memory import GlobalMemory, Memory
+from ptxsim.machine.program import TYPE_BYTES, Program
+from ptxsim.machine.watchdog import StepGuard, Wait, deadlock_error
+from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, RegisterPair,
+                                    SpecialRegister)
+
+RUN, BLOCKED, EXITED = 0, 1, 2
+DEFAULT_WAVE_THREADS = 16384
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+def _reg_dtype(t: str | None):
+    if t is None:
+        return None
+    if t == ".pred":
+        return np.bool_
+    return UINT.get(TYPE_BYTES.get(t, 0))
+
+
+def _align(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def _var_bytes(v) -> int:
+    n = TYPE_BYTES.get(v.type or ".b8", 1)
+    for a in v.attrs:
+        if a.startswith(".v") and a[2:].isdigit():
+            n *= int(a[2:])
+    for d in v.dims:
+        if d is None:
+            return 0
+        n *= int(d)
+    return n
+
+
+@dataclass
+class Symbol:
+    space: str          # "shared::cta", "global", "param", "local", "const"
+    address: int
+
+
+class Wave:
+    """The resident CTAs of one wave and all their threads' state."""
+
+    def __init__(self, launch: "Launch", ctas: np.ndarray):
+        self.launch = launch
+        self.program = launch.program
+        geo = launch.geometry
+        self.ctas = np.asarray(ctas, np.int64)
+        self.n_ctas = self.ctas.size
+        self.wpc = geo.warps_per_cta
+        self.P = self.wpc * WARP_SIZE                   # thread slots per CTA (padded to warps)
+        self.N = self.n_ctas * self.P
+        self.memory = Memory(n_ctas=self.n_ctas, threads_per_cta=self.P,
+                             cluster_size=geo.cluster_size, static_shared=launch.static_shared,
+                             dynamic_shared=launch.dynamic_shared, local_bytes=launch.local_bytes,
+                             param=launch.param_image, const=launch.const_image,
+                             global_memory=launch.gmem)
+        self.mbar = Mbarriers(self.memory.shared)
+        self.proxy = AsyncProxy()
+        T = geo.threads_per_cta
+        real = (np.arange(self.N) % self.P) < T
+        self.real = real
+        self.pc = np.zeros(self.N, np.int64)
+        self.status = np.where(real, RUN, EXITED).astype(np.int8)
+        self.regs: dict[str, np.ndarray] = {}
+        self.cc = np.zeros(self.N, bool)                  # CC.CF of add.cc / addc ...
+        sregs = geo.special_registers(self.ctas, dynamic_smem=launch.dynamic_shared,
+                                      total_smem=launch.static_shared + launch.dynamic_shared)
+        slot = np.flatnonzero(real)
+        self.sregs = {}
+        for k, v in sregs.items():
+            full = np.zeros(self.N, v.dtype)
+            full[slot] = v
+            self.sregs[k] = full
+        self.wait_info: dict[int, tuple] = {}             # thread -> why it is blocked (keys)
+        self.bars: dict[tuple, dict] = {}                 # (cta, id) -> waiters / arrived
+        ncl = max(1, self.n_ctas // geo.cluster_size)
+        self.cl_arrive = np.zeros(self.N, np.int64)      # barrier.cluster arrivals per thread
+        self.cl_wait = np.zeros(self.N, np.int64)
+        self.cl_done = np.zeros(ncl, np.int64)           # completed phases per cluster
+        self.compiled: dict[int, object] = {}
+        self.cta_of = np.arange(self.N) // self.P
+        self.tstate = {}                                  # per-CTA tcgen05 state (lazy)
+        self.on_progress = None                           # (fraction of threads done, steps)
+        self.callparams: dict[str, np.ndarray] = {}       # per-thread call .param bytes
+        self.stack = np.zeros((self.N, 64), np.int64)     # call sites
+        self.sp = np.zeros(self.N, np.int64)
+
+    # ------------------------------------------------------------------ registers / operands
+    def reg(self, name: str) -> np.ndarray:
+        r = self.regs.get(name)
+        if r is None:
+            t = self.program.registers.get(name)
+            if t == ".b128":                              # (N, 2) uint64: [low, high]
+                r = self.regs[name] = np.zeros((self.N, 2), np.uint64)
+                return r
+            dt = _reg_dtype(t)
+            if dt is None:
+                raise OperandError(f"register {name} is not declared with .reg (or has an "
+                                   f"unsupported type {t})")
+            r = self.regs[name] = np.zeros(self.N, dt)
+        return r
+
+    def sreg(self, op) -> np.ndarray:
+        key = op.name + (op.selector or "")
+        if key in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%clock_hi",
+                   "%globaltimer_hi"):
+            c = np.uint64(self.launch.steps)
+            v = {"%clock": c & np.uint64(0xFFFFFFFF), "%clock_hi": c >> np.uint64(32),
+                 "%globaltimer_lo": c & np.uint64(0xFFFFFFFF),
+                 "%globaltimer_hi": c >> np.uint64(32)}.get(key, c)
+            dt = np.uint64 if key in ("%clock64", "%globaltimer") else np.uint32
+            return np.full(self.N, v, dt)
+        try:
+            return self.sregs[key]
+        except KeyError:
+            raise UnsupportedFeature(f"special register {key} is not modelled") from None
+
+    def read(self, op, idx, width: int = 32, ftype: str | None = None) -> np.ndarray:
+        """Operand value for the threads `idx`: register bits, predicate bools, immediates as
+        `width`-bit patterns, symbols as their address."""
+        if isinstance(op, SpecialRegister):
+            return self.sreg(op)[idx]
+        if isinstance(op, Register):
+            sym = self.launch.symbols.get(op.name)
+            if sym is not None and op.name not in self.regs and \
+                    self.program.registers.get(op.name) is None:
+                return np.full(idx.size, sym.address, np.uint64)
+            v = self.reg(op.name)[idx]
+            if op.negated:
+                v = ~v if v.dtype == np.bool_ else ~v
+            return v
+        if isinstance(op, Immediate):
+            return np.full(idx.size, self.imm_bits(op, width, ftype), UINT[max(width, 8) // 8]
+                           if width in (8, 16, 32, 64) else np.uint64)
+        if isinstance(op, Label):
+            sym = self.launch.symbols.get(op.name)
+            if sym is None:
+                raise OperandError(f"'{op.name}' is neither a register nor a variable")
+            return np.full(idx.size, sym.address + op.offset, np.uint64)
+        raise UnsupportedFeature(f"operand {op} ({op.kind}) is not supported here")
+
+    @staticmethod
+    def imm_bits(op: Immediate, width: int, ftype: str | None) -> int:
+        mask = (1 << width) - 1
+        if not op.is_float:
+            return int(op.value) & mask
+        if op.width == width:
+            return op.raw
+        if ftype == ".f32" or width == 32:
+            return int(np.array(op.value, np.float32).view(np.uint32))
+        if ftype == ".f64" or width == 64:
+            return int(np.array(op.value, np.float64).view(np.uint64))
+        if width == 16:
+            return int(np.array(op.value, np.float16).view(np.uint16))
+        raise OperandError(f"float immediate {op.text} for a {width}-bit operand")
+
+    def write(self, op, idx, value) -> None:
+        if getattr(op, "name", None) == "_":          # the sink operand
+            return
+        if isinstance(op, Register):
+            if op.name == "_":
+                return
+            r = self.reg(op.name)
+            v = np.asarray(value)
+            if r.ndim == 2:                               # .b128
+                r[idx] = v.reshape(-1, 2).astype(np.uint64)
+                return
+            if r.dtype == np.bool_:
+                r[idx] = v.astype(bool) if v.dtype == np.bool_ else (v != 0)
+            else:
+                if v.dtype == np.bool_:
+                    v = v.astype(r.dtype)
+                if v.dtype.kind == "i":
+                    v = v.astype(np.int64).view(np.uint64)
+                r[idx] = v.astype(r.dtype, copy=False) if v.dtype.itemsize <= r.dtype.itemsize \
+                    else (v & np.asarray((1 << 8 * r.dtype.itemsize) - 1, v.dtype)).astype(r.dtype)
+            return
+        if isinstance(op, RegisterPair):
+            raise OperandError("a register pair needs two values")
+        raise OperandError(f"cannot write to operand {op}")
+
+    def addr(self, op: Address, idx) -> np.ndarray:
+        """Address operand -> uint64 per thread (register value or symbol address + offset)."""
+        if op.base is None:
+            return np.full(idx.size, op.offset & 0xFFFFFFFFFFFFFFFF, np.uint64)
+        sym = self.launch.symbols.get(op.base)
+        if sym is not None and self.program.registers.get(op.base) is None:
+            base = np.full(idx.size, sym.address, np.uint64)
+        else:
+            base = self.reg(op.base)[idx].astype(np.uint64)
+        return base + np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
+
+    # ---------------------------------------------------------------------------- scheduler
+    def run(self) -> None:
+        guard = self.launch.guard
+        status, pc = self.status, self.pc
+        n_inst = len(self.program.instructions)
+        backward = {q for q, t in self.program.branch_target.items() if t <= q}
+        backward |= set(self.program.brx_targets)
+        # warps that took a backward branch while other warps could run wait for their turn
+        # (round-robin between warps; lanes of one warp stay lowest-pc-first)
+        yielded = np.zeros(self.N, bool)
+        while True:
+            runnable = status == RUN
+            if not runnable.any():
+                if (status == EXITED).all():
+                    break
+                if self.wake():
+                    continue
+                if self.proxy.progress():
+                    self.wake()
+                    continue
+                raise self.deadlock()
+            turn = runnable & ~yielded
+            if not turn.any():
+                yielded[:] = False
+                turn = runnable
+            p = int(pc[turn].min())
+            idx = np.flatnonzero(turn & (pc == p))
+            if p >= n_inst:
+                self.exit_threads(idx)
+                continue
+            fn = self.compiled.get(p)
+            if fn is None:
+                fn = self.compiled[p] = self.compile(p)
+            guard.tick(-(-idx.size // WARP_SIZE), self.program.instructions[p].loc.line)
+            self.launch.steps += 1
+            fn(idx)
+            if self.on_progress is not None and self.launch.steps % 256 == 0:
+                self.on_progress(float((status == EXITED).mean()), self.launch.steps)
+            if p in backward:
+                looped = idx[pc[idx] <= p]
+                if looped.size:
+                    w = np.zeros(self.N // WARP_SIZE, bool)
+                    w[looped // WARP_SIZE] = True
+                    in_w = np.repeat(w, WARP_SIZE)
+                    if (~in_w & (status == RUN)).any():
+                        yielded |= in_w
+        self.finish()
+
+    def finish(self) -> None:
+        # complete whatever the asynchronous proxy still holds (bulk stores, ...)
+        while self.proxy.progress():
+            pass
+
+    def exit_threads(self, idx) -> None:
+        self.status[idx] = EXITED
+        for cta in np.unique(self.cta_of[idx]):
+            for key in [k for k in self.bars if k[0] == cta]:
+                self._bar_check(key)
+        from ptxsim.machine.exec_ops import cluster_update
+        cluster_update(self, np.unique(self.cta_of[idx] // self.launch.geometry.cluster_size))
+
+    def wake(self) -> bool:
+        blocked = np.flatnonzero(self.status == BLOCKED)
+        woke = False
+        mb = [t for t in blocked if self.wait_info.get(int(t), ("",))[0] == "mbar"]
+        if mb:
+            mb = np.asarray(mb)
+            info = [self.wait_info[int(t)] for t in mb]
+            cta = np.array([i[1] for i in info])
+            off = np.array([i[2] for i in info])
+            par = np.array([i[3] for i in info])
+            tok = np.array([i[4] for i in info], np.uint64)
+            is_par = np.array([i[5] for i in info])
+            ok = np.zeros(mb.size, bool)
+            if is_par.any():
+                ok[is_par] = self.mbar.test_wait_parity(cta[is_par], off[is_par], par[is_par])
+            if (~is_par).any():
+                ok[~is_par] = self.mbar.test_wait(cta[~is_par], off[~is_par], tok[~is_par])
+            for t in mb[ok]:
+                del self.wait_info[int(t)]
+            self.status[mb[ok]] = RUN
+            woke = bool(ok.any())
+        return woke
+
+    def deadlock(self) -> DeadlockError:
+        waits = []
+        for w in range(self.N // WARP_SIZE):
+            sl = slice(w * WARP_SIZE, (w + 1) * WARP_SIZE)
+            blocked = np.flatnonzero(self.status[sl] == BLOCKED)
+            if not blocked.size:
+                continue
+            t = w * WARP_SIZE + int(blocked[0])
+            p = int(self.pc[t])
+            info = self.wait_info.get(t, ("?",))
+            if info[0] == "mbar":
+                reason = self.mbar.describe(int(info[1]), int(info[2]))
+                p_inst = p
+            elif info[0] == "bar":
+                key = info[1]
+                b = self.bars.get(key, {})
+                reason = (f"barrier {key[1]} of CTA {self._cta_name(key[0])}: "
+                          f"{b.get('arrived', 0)} of {self._bar_expected(key, b)} threads arrived")
+                p_inst = p - 1
+            elif info[0] == "cluster":
+                reason = f"barrier.cluster of cluster {info[1]}: not every thread arrived"
+                p_inst = p - 1
+            else:
+                reason, p_inst = "unknown", p
+            cta = int(self.ctas[t // self.P])
+            waits.append(Wait(cta, (t % self.P) // WARP_SIZE, self.program.line(p_inst),
+                              self.program.text(p_inst), reason))
+        live = int(((self.status != EXITED).reshape(-1, WARP_SIZE)).any(1).sum())
+        return deadlock_error(waits, live_warps=live, pending_async=self.proxy.pending())
+
+    def _cta_name(self, c):
+        return int(self.ctas[c])
+
+    # --------------------------------------------------------------------------- compilation
+    def compile(self, pc: int):
+        inst = self.program.instructions[pc]
+        from ptxsim.machine import exec_ops          # instruction handlers
+        body = exec_ops.handler(self, pc, inst)
+        pred = inst.predicate
+        if pred is None:
+            return body
+        name, neg = pred.name, pred.negated
+        wave = self
+
+        def guarded(idx):
+            p = wave.reg(name)[idx]
+            if neg:
+                p = ~p
+            off = idx[~p]
+            if off.size:
+                wave.pc[off] += 1
+            on = idx[p]
+            if on.size:
+                body(on)
+        return guarded
+
+    # ------------------------------------------------------------------------------ barriers
+    def _bar_expected(self, key, b):
+        if b.get("expected") is not None:
+            return b["expected"]
+        cta = key[0]
+        sl = slice(cta * self.P, (cta + 1) * self.P)
+        return int((self.status[sl] != EXITED).sum())
+
+    def bar_arrive(self, idx, ids, counts, wait: bool, pc_line: int) -> None:
+        """bar.sync / bar.arrive / barrier.sync (9.7.13.1): per (CTA, barrier id) the arrival
+        count; the waiters are released when it reaches the expected count (operand b, else every
+        non-exited thread of the CTA)."""
+        self.pc[idx] += 1
+        cta = self.cta_of[idx]
+        keys = cta * 64 + ids
+        for k in np.unique(keys):
+            sel = idx[keys == k]
+            key = (int(k) // 64, int(k) % 64)
+            b = self.bars.setdefault(key, {"arrived": 0, "waiters": [], "expected": None})
+            cnt = counts[keys == k]
+            if cnt is not None and cnt.size and cnt[0] >= 0:
+                if b["expected"] is not None and b["expected"] != int(cnt[0]):
+                    raise UndefinedBehavior(f"bar at line {pc_line}: barrier {key[1]} used with "
+                                            f"thread counts {b['expected']} and {int(cnt[0])}")
+                b["expected"] = int(cnt[0])
+            b["arrived"] += sel.size
+            if wait:
+                self.status[sel] = BLOCKED
+                for t in sel:
+                    self.wait_info[int(t)] = ("bar", key)
+                b["waiters"].append(sel)
+            self._bar_check(key)
+
+    def _bar_check(self, key) -> None:
+        b = self.bars.get(key)
+        if b is None or b["arrived"] == 0:
+            return
+        if b["arrived"] >= self._bar_expected(key, b):
+            for sel in b["waiters"]:
+                live = sel[self.status[sel] == BLOCKED]
+                self.status[live] = RUN
+                for t in live:
+                    self.wait_info.pop(int(t), None)
+            del self.bars[key]
+
+    def block_on_mbarrier(self, idx, cta, off, parity, token, is_parity: bool) -> None:
+        self.status[idx] = BLOCKED
+        for i, t in enumerate(idx):
+            self.wait_info[int(t)] = ("mbar", int(cta[i]), int(off[i]),
+                                      int(parity[i]) if is_parity else 0,
+                                      int(token[i]) if not is_parity else 0, is_parity)
+
+
+class Launch:
+    """One kernel launch: program, geometry, global memory, parameter image, symbols."""
+
+    def __init__(self, ptx, kernel: str, grid, block, cluster=None, args=(), *,
+                 target: str = "sm_100a", dynamic_shared: int = 0, step_limit: int = 50_000_000,
+                 progress: bool = False, max_resident_ctas: int | None = None):
+        from ptxsim.ptx.module import Module
+        module = ptx if isinstance(ptx, Module) else _parsed(ptx)
+        self.module = module
+        self.program = Program.build(module, kernel)
+        self.target = target
+        fn = self.program.function
+        cl = cluster
+        if cl is None and ".reqnctapercluster" in fn.directives:
+            cl = tuple(int(x) for x in fn.directives[".reqnctapercluster"])
+        self.geometry = LaunchGeometry.make(grid, block, cl)
+        self.dynamic_shared = int(dynamic_shared)
+        self.gmem = GlobalMemory()
+        self.steps = 0
+        self.guard = StepGuard(step_limit)
+        self.progress = progress
+        self.symbols: dict[str, Symbol] = {}
+        self._layout_variables()
+        decls = []
+        for p in fn.params:
+            size = TYPE_BYTES.get(p.type or ".b8", 1)
+            for d in p.dims:
+                size *= int(d)
+            natural = TYPE_BYTES.get(p.type or ".b8", 1)
+            # `.ptr .global .align N` is the pointee's alignment, not the parameter's
+            align = natural if ".ptr" in p.attrs else max(p.align or 1, natural)
+            decls.append((size, align))
+        from ptxsim.machine.memory import pack_params
+        self.args = list(args)
+        image, offsets = pack_params(decls, self.args, self.gmem)
+        self.param_image = image
+        for p, off in zip(fn.params, offsets):
+            self.symbols[p.name] = Symbol("param", off)
+        self.max_resident = max_resident_ctas
+        self.canceled: set[int] = set()                  # CTAs canceled by try_cancel
+        self.future_clusters: deque = deque()
+
+    def _layout_variables(self) -> None:
+        static, local, const = 0, 0, bytearray()
+        externs = []
+        for v in self.program.variables:
+            size = _var_bytes(v)
+            align = v.align or TYPE_BYTES.get(v.type or ".b8", 1)
+            if v.space == ".shared":
+                if v.dims and v.dims[-1] is None:
+                    externs.append((v, align))
+                    continue
+                static = _align(static, align)
+                self.symbols[v.name] = Symbol("shared::cta", static)
+                static += size
+            elif v.space == ".local":
+                local = _align(local, align)
+                self.symbols[v.name] = Symbol("local", local)
+                local += size
+            elif v.space == ".const":
+                const += bytes(_align(len(const), align) - len(const))
+                self.symbols[v.name] = Symbol("const", len(const))
+                const += self._init_bytes(v, size)
+            elif v.space == ".global":
+                arr = np.frombuffer(self._init_bytes(v, size), np.uint8).copy()
+                addr = self.gmem.map(arr, v.name) if size else 0
+                self.symbols[v.name] = Symbol("global", addr)
+        if externs:
+            a = max(al for _, al in externs)
+            static = _align(static, max(a, 16))
+            for v, _ in externs:
+                self.symbols[v.name] = Symbol("shared::cta", static)
+        self.static_shared = static
+        self.local_bytes = local
+        self.const_image = bytes(const)
+
+    @staticmethod
+    def _init_bytes(v, size: int) -> bytes:
+        out = bytearray(size)
+        init = v.init
+        if init is None:
+            return bytes(out)
+        vals = init if isinstance(init, (list, tuple)) else [init]
+        esz = TYPE_BYTES.get(v.type or ".b8", 1)
+        for i, x in enumerate(vals):
+            if isinstance(x, (int, np.integer)) and (i + 1) * esz <= size:
+                out[i * esz:(i + 1) * esz] = (int(x) % (1 << 8 * esz)).to_bytes(esz, "little")
+            elif isinstance(x, float) and (i + 1) * esz <= size:
+                fmt = {2: "<f2", 4: "<f4", 8: "<f8"}[esz]
+                out[i * esz:(i + 1) * esz] = np.array(x, fmt).tobytes()
+        return bytes(out)
+
+    def run(self) -> "Launch":
+        geo = self.geometry
+        # default wave: at most one CTA per B200 SM (148) and 16,384 threads, so that register
+        # arrays (one entry per thread of the wave) stay small for big grids
+        limit = self.max_resident or max(geo.cluster_size, min(
+            148, max(1, DEFAULT_WAVE_THREADS // max(1, geo.warps_per_cta * WARP_SIZE))))
+        waves = list(geo.waves(limit))
+        bar = _progress(geo.n_ctas) if self.progress else None
+        done = 0
+        cs = geo.cluster_size
+        try:
+            for i, ctas in enumerate(waves):
+                ctas = np.asarray([c for c in ctas if int(c) not in self.canceled], np.int64)
+                if ctas.size == 0:
+                    continue
+                # clusters not started yet: what clusterlaunchcontrol.try_cancel may cancel
+                self.future_clusters = deque(
+                    later[j:j + cs] for later in waves[i + 1:] for j in range(0, later.size, cs)
+                    if int(later[j]) not in self.canceled)
+                wave = Wave(self, ctas)
+                if bar:
+                    wave.on_progress = lambda f, steps, d=done, n=ctas.size: bar[1](
+                        d + f * n, steps)
+                wave.run()
+                done += ctas.size
+                if bar:
+                    bar[1](done, self.steps)
+        finally:
+            if bar:
+                bar[0].stop()
+        return self
+
+    def try_cancel(self):
+        """clusterlaunchcontrol.try_cancel: cancel the next cluster that has not started (in launch
+        order); returns the %ctaid of its first CTA, or None when every cluster has started."""
+        while self.future_clusters:
+            cl = self.future_clusters.popleft()
+            if int(cl[0]) in self.canceled:
+                continue
+            self.canceled.update(int(c) for c in cl)
+            return tuple(int(x) for x in self.geometry.ctaid(int(cl[0])))
+        return None
+
+
+_MODULES: dict[str, object] = {}
+
+
+def _parsed(text: str):
+    """parse_module with a small cache: launching the same PTX again skips the parse (the
+    executor never modifies a Module)."""
+    from ptxsim.ptx import parse_module
+    m = _MODULES.get(text)
+    if m is None:
+        if len(_MODULES) >= 8:
+            _MODULES.pop(next(iter(_MODULES)))
+        m = _MODULES[text] = parse_module(text)
+    return m
+
+
+def _progress(total: int):
+    """A rich progress bar over the grid's CTAs (a wave's share advances as its threads exit)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    p = Progress(TextColumn("ptxsim launch"), BarColumn(), TextColumn("{task.completed:.0f}/"
+                 "{task.total} CTAs"), TextColumn("{task.fields[steps]} steps"),
+                 TimeElapsedColumn())
+    task = p.add_task("launch", total=total, steps=0)
+    p.start()
+    return p, lambda n, steps: p.update(task, completed=n, steps=steps)
+
+
+def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str = "sm_100a",
+           dynamic_shared: int = 0, *, step_limit: int = 50_000_000, progress: bool = False,
+           max_resident_ctas: int | None = None) -> Launch:
+    """Run `kernel` of the PTX module `ptx` (text or parsed Module) over `grid` x `block`
+    (x `cluster`) threads. `args` in the order of the kernel's parameters: numpy arrays / CPU
+    torch tensors (global buffers, results land in them), Python / numpy scalars, `TensorMap`s
+    for CUtensorMap parameters. Returns the finished `Launch` (its `.steps`, `.gmem`)."""
+    return Launch(ptx, kernel, grid, block, cluster, args, target=target,
+                  dynamic_shared=dynamic_shared, step_limit=step_limit, progress=progress,
+                  max_resident_ctas=max_resident_ctas).run()
