@@ -44,11 +44,15 @@ FORMS = [("f16", "f16", "f32", "f16", 16), ("bf16", "bf16", "f32", "f16", 16),
          ("e4m3", "e5m2", "f32", "f8f6f4", 32), ("e2m1", "e3m2", "f16", "f8f6f4", 32)]
 
 
-@pytest.mark.parametrize("fraction,tile_terms", [(0.25, 1 << 20), (0.0, 1000), (1.0, 1 << 20)],
-                         ids=["default", "full-tile-chunked", "blas+gather"])
+@pytest.mark.parametrize("fraction,refine,tile_terms",
+                         [(0.1, 0.35, 1 << 20), (0.0, 0.0, 1000), (1.0, 0.0, 1 << 20),
+                          (0.0, 1.01, 1 << 20), (0.8, 1.01, 1 << 20)],
+                         ids=["default", "full-tile-chunked", "blas+gather", "refine+tile",
+                              "refine+gather"])
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: "-".join(f[:3]))
-def test_batch_matches_mmasim_per_entry(form, fraction, tile_terms, monkeypatch):
+def test_batch_matches_mmasim_per_entry(form, fraction, refine, tile_terms, monkeypatch):
     monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", fraction)
+    monkeypatch.setattr(fdpa, "REFINE_FRACTION", refine)   # > 1: the exact test always runs
     monkeypatch.setattr(fdpa, "TILE_TERMS", tile_terms)     # 1000: one entry per chunk
     at, bt, dt, kind, L = form
     rng = np.random.default_rng([len(at), L, ord(dt[1])])
@@ -95,3 +99,20 @@ def test_batch_errors():
         mma_batch(a[0], b[0], c[0], **kw)
     with pytest.raises(OperandError, match="K dimensions differ"):
         mma_batch(a[:, :, :8], b, c, **kw)
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "e4m3", "e2m1", "tf32"])
+def test_exact_output_test_is_the_per_product_minimum(fmt):
+    """The refined exactness test: min_k (lsb(a[i, k]) + lsb(b[k, j])) over nonzero finite
+    products, by the BLAS max-finder, equals the brute-force minimum over the (L, M, N) tile."""
+    from ptxsim.numerics.unpack import unpack
+    rng = np.random.default_rng(len(fmt))
+    L = 16
+    a = unpack(gen_bits(rng, fmt, (2, L, 24), p_special=0.05, p_wide=0.5, p_sub=0.2), fmt)
+    b = unpack(gen_bits(rng, fmt, (2, L, 16), p_special=0.05, p_wide=0.5, p_sub=0.2), fmt)
+    anz, bnz = ~(a.zero | a.special), ~(b.zero | b.special)
+    neg, _ = fdpa._prod_emax(-a.lsb, -b.lsb, anz, bnz)
+    both = anz[:, :, :, None] & bnz[:, :, None, :]
+    brute = np.where(both, a.lsb[:, :, :, None] + b.lsb[:, :, None, :], 4000).min(axis=1)
+    want = np.where(both.any(axis=1), brute, 4000)          # no product: ZERO_EXP negated
+    assert (-neg == want).all()
