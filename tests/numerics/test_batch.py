@@ -116,3 +116,39 @@ def test_exact_output_test_is_the_per_product_minimum(fmt):
     brute = np.where(both, a.lsb[:, :, :, None] + b.lsb[:, :, None, :], 4000).min(axis=1)
     want = np.where(both.any(axis=1), brute, 4000)          # no product: ZERO_EXP negated
     assert (-neg == want).all()
+
+
+def _bf16(e, rng, shape):
+    """bf16 bits of +-1.m * 2^e, random mantissas (e may be an array; -133 <= e <= 127)."""
+    e = np.broadcast_to(e, shape)
+    sub = e < -126                                            # subnormal: 2^e exactly
+    sign = rng.integers(0, 2, shape) << 15
+    norm = ((e + 127) << 7) | rng.integers(0, 128, shape)
+    return (sign | np.where(sub, 1 << np.clip(e + 133, 0, 6), norm)).astype(np.uint16)
+
+
+@pytest.mark.parametrize("gap", [97, 98, 99, 100, 101, 130])
+def test_prescaled_float32_tile_at_its_limits_matches_mmasim(gap, monkeypatch):
+    """bf16 (float64 tile otherwise) through the float32 pre-scaled tile: row maxima and column
+    maxima at different k so that D = alpha + beta - eprod is near PRESCALE_MAX_GAP = 99 (99:
+    float32 path, 100+: float64), with the other elements spread down to subnormals so that
+    scaled factors land around 2^-126 and products around the truncation grid."""
+    monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", 0.0)
+    rng = np.random.default_rng(gap)
+    Mt, Nt, K = 24, 16, 16
+    hi_a, hi_b = 50, 49
+    ea = rng.integers(-133, 20, (Mt, K))
+    eb = rng.integers(-133, 20, (K, Nt))
+    ea[:, 0], eb[1, :] = hi_a, hi_b                   # alpha at k = 0, beta at k = 1
+    eprod = hi_a + hi_b - gap                         # the largest product: at k = 2
+    ea[:, 2] = eprod // 2
+    eb[2, :] = eprod - eprod // 2
+    eb[0, :] = np.minimum(eprod - hi_a - 1, 20)       # keep the k = 0 / k = 1 products below
+    ea[:, 1] = np.minimum(eprod - hi_b - 1, 20)
+    a, b = _bf16(ea, rng, (Mt, K)), _bf16(eb, rng, (K, Nt))
+    c = np.zeros((Mt, Nt), np.uint32)
+    op = TCGen05MMA("Blackwell", "m64n8k16.kind::f16.f32.bf16.bf16")
+    want = mmasim_dense(op, a, b, c, "bf16", "bf16", "f32")
+    got = mma_batch(a[None], b[None], c[None], arch="sm_100", kind="f16", atype="bf16",
+                    btype="bf16", ctype="f32", dtype="f32")[0]
+    assert (got == want).all(), f"{(got != want).sum()} differ"

@@ -176,6 +176,47 @@ def _pow2(shift: np.ndarray, dtype) -> np.ndarray:
     return ((np.clip(shift, -1022, 1023) + 1023).astype(np.int64) << 52).view(np.float64)
 
 
+# A float64 tile (bf16, tf32, scale-folded operands: their products overflow or underflow a
+# float32) runs in float32 after scaling row i of A by 2^-alpha_i and column j of B by
+# 2^-beta_j (their largest exponents) when the exponent gap D below is at most this.
+PRESCALE_MAX_GAP = 99
+
+
+def _prescaled_f32(av, ae, al, a_out, bv, be, bl, b_out, sh, eprod):
+    """A's block (T, L, M) and B's (T, L, N) as float32 a~ = a 2^-alpha_i, b~ = b 2^-beta_j,
+    and the shift sh + alpha_i + beta_j that scales a~ b~ like sh scales a b -- or
+    (None, None, sh) when that would not be exact.
+
+    Exactness.  Let D = max over outputs with a nonzero product of alpha_i + beta_j - eprod_ij
+    (>= 0), and require D <= 99 and at most 11 significant bits per element (checked;
+    tf32 / f16 11, bf16 8, f8/f6/f4 <= 4, scale factors are powers of two).  A term contributes
+    trunc(a~ b~ 2^(sh + alpha + beta)) with sh + alpha + beta <= F + D <= 124
+    (sh <= F - eprod).  If the true a~ b~ >= 2^-126: both factors >= 2^-127 (each < 2), so
+    their lowest bits are >= 2^-138 and a~, b~ are exact in float32, and a~ b~ (<= 22
+    significant bits, normal) is exact too; scaling by a power of two whose result is below
+    2^(F+2) is exact.  If the true a~ b~ < 2^-126, the term is trunc(< 2^(-126+124)) ... with
+    the computed (possibly underflowed, rounded-down-or-up-to-2^-126) a~ b~ <= 2^-125, the
+    scaled value is <= 2^-1 < 1 either way: 0, as it is exactly.  Finite operands only (the
+    caller's condition): an Inf times a factor that underflowed to 0 would become NaN."""
+    big = np.int32(-ZERO_EXP)
+    if int(np.where(a_out, 0, ae - al).max(initial=0)) > 10 or \
+            int(np.where(b_out, 0, be - bl).max(initial=0)) > 10:      # > 11 significant bits
+        return None, None, sh
+    alpha = np.where(a_out, ZERO_EXP, ae).max(axis=1)                    # (T, M)
+    beta = np.where(b_out, ZERO_EXP, be).max(axis=1)                     # (T, N)
+    gap = alpha[:, :, None] + beta[:, None, :] - eprod
+    gap = np.where(eprod > ZERO_EXP, gap, -big)
+    if int(gap.max(initial=0)) > PRESCALE_MAX_GAP:
+        return None, None, sh
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        a32 = (av * _pow2(-alpha, np.float64)[:, None, :]).astype(np.float32)
+        b32 = (bv * _pow2(-beta, np.float64)[:, None, :]).astype(np.float32)
+    # rows / columns without a nonzero finite element: alpha = ZERO_EXP, their products are
+    # 0 (or Inf/NaN): any in-range shift does
+    ab = np.maximum(alpha, -200)[:, :, None] + np.maximum(beta, -200)[:, None, :]
+    return a32, b32, sh + ab
+
+
 def _lift(u: Unpacked, lsb: bool = True) -> Unpacked:
     """The same operand with a leading batch axis of one."""
     return Unpacked(u.value[None], u.exp[None], u.zero[None], u.special[None],
@@ -217,7 +258,9 @@ def fused_batch(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtyp
     bb = [b.value, b.exp, b.zero, b.special, b.lsb]                               # (T, K, N)
     rows = None                    # A's rows and B's columns, (T*M, K) / (T*N, K), for gathers
     bits = None
+    given_dtype = compute_dtype
     for k0 in range(0, K, p.L):
+        compute_dtype = given_dtype
         k1 = min(k0 + p.L, K)
         L = k1 - k0
         if bits is not None:
@@ -244,9 +287,17 @@ def fused_batch(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtyp
                 # where emax >= eprod + F + 2 every product (< 2^(eprod+2)) truncates to 0; a
                 # shift of -eprod-2 gives the same zeros and keeps them out of the (slow)
                 # subnormal range
-                scale = _pow2(np.maximum(shift, -2 - eprod), compute_dtype)[:, None]
+                sh = np.maximum(shift, -2 - eprod)
                 finite = not (a_spec.any() or b_spec.any())
-                avc, bvc = av.astype(compute_dtype), bv.astype(compute_dtype)
+                avc = bvc = None
+                if compute_dtype == np.float64 and finite:
+                    avc, bvc, sh = _prescaled_f32(av, ae, al, az | asp, bv, be, bl, bz | bsp,
+                                                  sh, eprod)
+                    if avc is not None:
+                        compute_dtype = np.float32
+                if avc is None:
+                    avc, bvc = av.astype(compute_dtype), bv.astype(compute_dtype)
+                scale = _pow2(sh, compute_dtype)[:, None]
                 step = max(1, TILE_TERMS // (L * M * N))
                 units = np.empty((T, M, N)) if step < T else None
                 for t0 in range(0, T, step):
