@@ -15,7 +15,7 @@ from ptxsim.numerics.params import check_types, params
 from ptxsim.numerics.unpack import Unpacked, raw_bits, unpack, unpack_int
 
 _OUT_DTYPE = {"f32": np.uint32, "s32": np.uint32, "f16": np.uint16}
-BATCH_OUTPUTS = 1 << 17      # outputs per sub-batch of mma_batch
+BATCH_OUTPUTS = 1 << 16      # outputs per sub-batch of mma_batch
 
 
 def _fold_scale(x: Unpacked, s: Unpacked, block: int, axis: int) -> Unpacked:

@@ -235,7 +235,7 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
 
 # Batches go through the elementwise path in chunks of at most this many product terms (the
 # scratch arrays stay a few MiB: fresh or huge arrays cost more in page faults than the work)
-TILE_TERMS = 1 << 20
+TILE_TERMS = 1 << 18
 
 
 def fused_batch(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out: str,
