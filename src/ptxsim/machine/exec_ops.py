@@ -290,7 +290,7 @@ def _mov(wave, inst):
     def mov(idx):
         v = wave.read(src, idx, w, ftype)
         if v.dtype.itemsize * 8 > w:
-            v = (v.astype(np.uint64) & np.uint64((1 << w) - 1 if w < 64 else ~0)).astype(
+            v = (v.astype(np.uint64) & np.uint64((1 << w) - 1 if w < 64 else (1 << 64) - 1)).astype(
                 UINT[w // 8])
         wave.write(dst, idx, v)
         wave.pc[idx] += 1
@@ -400,7 +400,7 @@ def _st(wave, inst):
         for k, e in enumerate(elems):
             v = wave.read(e, idx, 8 * size, ftype)
             vals[:, k] = (v.astype(np.uint64) & np.uint64((1 << 8 * size) - 1 if size < 8
-                                                          else ~0)).astype(UINT[size])
+                                                          else (1 << 64) - 1)).astype(UINT[size])
         cp = _callparam(wave, a) if space in ("param", "generic") else None
         if cp is not None:
             cp[idx, a.offset:a.offset + size * vec] = vals.view(np.uint8).reshape(idx.size, -1)
@@ -657,6 +657,10 @@ def _call(wave, pc, inst):
     has_ret = isinstance(inst.operands[0], Group)
     args = groups[1] if has_ret else (groups[0] if groups else None)
     actual = [e.name for e in args.elements] if args is not None else []
+    if callee.entry < 0:                              # extern system call (program.py)
+        from ptxsim.machine import printf
+        return printf.vprintf_handler(wave, inst, actual,
+                                      inst.operands[0].elements[0].name if has_ret else None)
     if len(actual) != len(callee.params):
         raise OperandError(f"call of {callee.name} with {len(actual)} arguments; it declares "
                            f"{len(callee.params)} parameters")
