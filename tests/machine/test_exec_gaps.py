@@ -129,3 +129,84 @@ def test_printf_names_the_block(capsys):
     assert lines == ["t=0 b=0 x=0.000000 h=0 s=ok\n", "t=0 b=1 x=0.000000 h=0 s=ok\n"]
     assert [p.ctaid for p in run.printf if p.text.startswith("t=")] == [(0, 0, 0), (1, 0, 0)]
     capsys.readouterr()
+
+
+# ---------------------------------------------------------------------------------- bar.red
+def test_bar_red_popc_and_or():
+    """bar.red.popc / barrier.red.and / bar.red.or, and barrier.cta.red.popc.aligned with a
+    thread count and a negated predicate (tests/machine/data/exec/bar_red.ptx): over a CTA of T
+    threads, popc(tid odd) = T // 2, and(tid < 1000) = 1, or(tid == 5) = 1, popc(!(tid < 3))
+    = T - 3; every thread of both CTAs receives its CTA's result."""
+    ptx = (DATA / "bar_red.ptx").read_text()
+    for T in (64, 100):                       # 100: the last warp is partial
+        out = np.zeros(4 * T, np.uint32)
+        ptxsim.launch(ptx, "red", grid=2, block=T, args=[out])
+        assert out[:T].tolist() == [T // 2] * T
+        assert out[T:2 * T].tolist() == [1] * T
+        assert out[2 * T:3 * T].tolist() == [1] * T
+        assert out[3 * T:].tolist() == [T - 3] * T
+
+
+def test_bar_red_reduces_per_phase():
+    """Two phases on one barrier: popc over a predicate true in 32 threads, then in 1 thread."""
+    ptx = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<3>;
+	.reg .pred %p<3>;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	setp.lt.u32 %p1, %r1, 32;
+	bar.red.popc.u32 %r2, 0, %p1;
+	setp.eq.u32 %p2, %r1, 7;
+	bar.red.popc.u32 %r3, 0, %p2;
+	mad.lo.u32 %r4, %r2, 1000, %r3;
+	mul.wide.u32 %rd2, %r1, 4;
+	add.u64 %rd2, %rd1, %rd2;
+	st.global.u32 [%rd2], %r4;
+	ret;
+}
+"""
+    out = np.zeros(96, np.uint32)
+    ptxsim.launch(ptx, "k", grid=1, block=96, args=[out])
+    assert out.tolist() == [32 * 1000 + 1] * 96
+
+
+# ---------------------------------------------------------------- vector and float atomics
+def test_vector_half_min_max_f32_add_bf16x2_max():
+    """atom.global.v2.f16.min/max.noftz, red.global.v4.f32.add, atom.global.v2.bf16x2.max.noftz
+    from 64 threads onto one location each (tests/machine/data/exec/atom_vec.ptx). Expected:
+    numpy fmin / fmax (PTX min / max: a NaN operand yields the other one) and float32 sums in
+    thread order (ptxsim applies same-address atomics in thread order; docs/executor.md)."""
+    import ml_dtypes
+    ptx = (DATA / "atom_vec.ptx").read_text()
+    T = 64
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-100, 100, (T, 2)).astype(np.float16)
+    x[5, 0] = np.nan                                   # ignored by min / max
+    acc = np.array([np.inf, np.inf, -np.inf, -np.inf], np.float16)
+    old = np.zeros((T, 4), np.float16)
+    f = rng.uniform(-1, 1, (T, 4)).astype(np.float32)
+    facc = np.zeros(4, np.float32)
+    p = rng.uniform(-50, 50, (T, 2)).astype(ml_dtypes.bfloat16)
+    bacc = np.full(4, -np.inf, ml_dtypes.bfloat16)
+    ptxsim.launch(ptx, "atomv", grid=1, block=T,
+                  args=[x.view(np.uint16), acc.view(np.uint16), old.view(np.uint16), f, facc,
+                        p.view(np.uint16), bacc.view(np.uint16)])
+    xs = x.astype(np.float64)
+    assert acc[0] == np.fmin.reduce(xs[:, 0]) and acc[1] == np.fmin.reduce(xs[:, 1])
+    assert acc[2] == np.fmax.reduce(xs[:, 0]) and acc[3] == np.fmax.reduce(xs[:, 1])
+    # old values: the running min / max before each thread (thread order)
+    run_min = np.fmin.accumulate(np.vstack([[np.inf, np.inf], xs[:-1]]), axis=0)
+    run_max = np.fmax.accumulate(np.vstack([[-np.inf, -np.inf], xs[:-1]]), axis=0)
+    assert (old[:, :2].astype(np.float64) == run_min).all()
+    assert (old[:, 2:].astype(np.float64) == run_max).all()
+    s = np.zeros(4, np.float32)
+    for t in range(T):
+        s = (s + f[t]).astype(np.float32)
+    assert facc.view(np.uint32).tolist() == s.view(np.uint32).tolist()
+    ps = p.astype(np.float64)
+    assert bacc.astype(np.float64).tolist() == [ps[:, 0].max(), ps[:, 1].max()] * 2

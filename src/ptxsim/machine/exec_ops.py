@@ -432,16 +432,50 @@ def _atom(wave, inst):
     opname = next((q[1:] for q in inst.qualifiers if q[1:] in ATOM_INT), None)
     if opname is None:
         raise UnsupportedFeature(f"atomic operation of '{inst.mnemonic}' is not modelled")
+    vec = _vec(inst)
     if t.startswith(".f") or t.startswith(".bf"):
-        if opname != "add":
-            raise UnsupportedFeature(f"floating-point atom.{opname} is not modelled")
-        add = isa_base.semantics(f"add.rn{t}")
-        fn = lambda old, b: add(old, b)  # noqa: E731
+        # float add (f32, f64, f16, bf16, packed x2), and min / max of the half types — ptxas
+        # 13.0 accepts the latter only as vectors (atom.global.v2.f16.min.noftz ...); each
+        # element follows min / max of 9.7.3 (a NaN input yields the other operand)
+        if opname == "add":
+            f = isa_base.semantics(f"add.rn{t}")
+        elif opname in ("min", "max") and t in (".f16", ".bf16", ".f16x2", ".bf16x2"):
+            f = isa_base.semantics(f"{opname}{t}")
+        else:
+            raise UnsupportedFeature(f"floating-point atom.{opname}{t} is not modelled")
+        fn = lambda old, b, f=f: f(old, b)  # noqa: E731
     elif opname in ("min", "max"):
         fn = f"{opname}.{'s' if t.startswith('.s') else 'u'}"
     else:
         fn = opname
     mem = wave.memory
+
+    if vec > 1:
+        # atom / red .v2/.v4/.v8 (9.7.13.5): one atomic operation per element, element k at
+        # a + k * size (the vector as a whole is not one atomic access)
+        if mbar is not None:
+            raise UnsupportedFeature("vector red.async is not modelled")
+        src_els = _elements(srcs[0])
+        dst_els = _elements(dst) if dst is not None else None
+        if len(src_els) != vec or (dst_els is not None and len(dst_els) != vec):
+            raise OperandError(f"{inst.opcode}.v{vec} needs {vec}-element vector operands")
+
+        def run_vec(idx):
+            addr = wave.addr(a, idx)
+            mis = (addr % np.uint64(size * vec)) != 0
+            if mis.any():
+                from ptxsim.errors import MisalignedAddress
+                i = int(np.argmax(mis))
+                raise MisalignedAddress(f"{inst.opcode}.v{vec} address not aligned to "
+                                        f"{size * vec} bytes", address=int(addr[i]),
+                                        space=space, thread=int(idx[i]))
+            for k in range(vec):
+                v = wave.read(src_els[k], idx, 8 * size)
+                old = mem.atomic(space, addr + np.uint64(k * size), size, fn, [v], thread=idx)
+                if dst_els is not None:
+                    wave.write(dst_els[k], idx, old)
+            wave.pc[idx] += 1
+        return run_vec
 
     def run(idx):
         addr = wave.addr(a, idx)
@@ -716,10 +750,10 @@ def _ret(wave):
 
 
 def _bar(wave, inst):
-    """bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.arrive a, b; bar.red is not
-    modelled (9.7.13.1)."""
+    """bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.arrive a, b; bar.red
+    (9.7.13.1)."""
     if inst.has(".red"):
-        raise UnsupportedFeature("bar.red is not modelled")
+        return _bar_red(wave, inst)
     wait = not inst.has(".arrive")
     ops = inst.operands
     line = inst.loc.line
@@ -731,6 +765,63 @@ def _bar(wave, inst):
         counts = (wave.read(ops[1], idx, 32).astype(np.int64) if len(ops) > 1
                   else np.full(idx.size, -1, np.int64))
         wave.bar_arrive(idx, ids, counts, wait, line)
+    return run
+
+
+BAR_RED_OPS = {".popc": ".u32", ".and": ".pred", ".or": ".pred"}   # 9.7.13.1
+
+
+def _bar_red(wave, inst):
+    """bar{.cta}.red.popc.u32 d, a{, b}, {!}c / bar{.cta}.red.{and,or}.pred p, a{, b}, {!}c
+    (and barrier{.cta}.red...{.aligned}): a bar.sync on barrier a whose participating threads
+    also reduce predicate c — popc counts the threads with c true, .and / .or combine them —
+    and every participant receives the result. The contributions of the barrier's current
+    phase are kept per (CTA, barrier); each arrival writes the reduction so far to every
+    waiting participant, so the value they read once released is over all of them (also when
+    the barrier completes because other threads exited)."""
+    op = next((q for q in inst.qualifiers if q in BAR_RED_OPS), None)
+    if op is None:
+        raise OperandError("bar.red needs .popc, .and or .or (9.7.13.1)")
+    t = _type(inst)
+    if t != BAR_RED_OPS[op]:
+        raise OperandError(f"bar.red{op} takes type {BAR_RED_OPS[op]}, not {t} (9.7.13.1)")
+    ops = inst.operands
+    if len(ops) not in (3, 4):
+        raise OperandError("bar.red takes d, a{, b}, {!}c")
+    dst, a, c = ops[0], ops[1], ops[-1]
+    b = ops[2] if len(ops) == 4 else None
+    line = inst.loc.line
+    acc = wave.__dict__.setdefault("bar_red", {})        # (cta, id) -> [threads, values]
+
+    def run(idx):
+        ids = wave.read(a, idx, 32).astype(np.int64)
+        if (ids < 0).any() or (ids > 15).any():
+            raise UndefinedBehavior(f"line {line}: barrier id outside 0..15")
+        counts = (wave.read(b, idx, 32).astype(np.int64) if b is not None
+                  else np.full(idx.size, -1, np.int64))
+        pred = wave.read(c, idx, 1)
+        pred = pred.astype(bool) if pred.dtype != np.bool_ else pred
+        keys = wave.cta_of[idx] * 64 + ids
+        for k in np.unique(keys):
+            sel = keys == k
+            key = (int(k) // 64, int(k) % 64)
+            if key not in wave.bars or key not in acc:   # a new phase of this barrier
+                acc[key] = [np.zeros(0, np.int64), np.zeros(0, bool), op]
+            entry = acc[key]
+            if entry[2] != op:
+                raise UndefinedBehavior(f"line {line}: barrier {key[1]} reduces with {op} and "
+                                        f"{entry[2]} in one phase")
+            threads = np.concatenate([entry[0], idx[sel]])
+            vals = np.concatenate([entry[1], pred[sel]])
+            acc[key] = [threads, vals, op]
+            if op == ".popc":
+                res = np.full(threads.size, int(vals.sum()), np.uint32)
+            elif op == ".and":
+                res = np.full(threads.size, bool(vals.all()))
+            else:
+                res = np.full(threads.size, bool(vals.any()))
+            wave.write(dst, threads, res)
+            wave.bar_arrive(idx[sel], ids[sel], counts[sel], True, line)
     return run
 
 
