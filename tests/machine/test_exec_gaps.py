@@ -210,3 +210,24 @@ def test_vector_half_min_max_f32_add_bf16x2_max():
     assert facc.view(np.uint32).tolist() == s.view(np.uint32).tolist()
     ps = p.astype(np.float64)
     assert bacc.astype(np.float64).tolist() == [ps[:, 0].max(), ps[:, 1].max()] * 2
+
+
+# -------------------------------------------------------------------------------- recursion
+def _fib(n):
+    return n if n < 2 else _fib(n - 1) + _fib(n - 2)
+
+
+def _ref_even(n, acc, even=True):
+    if n == 0:
+        return acc
+    return _ref_even(n - 1, acc + (2 if even else 3) * n, not even)
+
+
+def test_nvcc_recursive_and_mutually_recursive_calls():
+    """nvcc keeps the self-calls of a __noinline__ fib and the even_sum / odd_sum pair
+    (gaps.cu); the threads recurse to different depths at once. Expected: the same recursion
+    in Python."""
+    out = np.zeros(64, np.int32)
+    ptxsim.launch(GAPS, "recur", grid=1, block=32, args=[out])
+    assert out[:32].tolist() == [_fib(t % 12) for t in range(32)]
+    assert out[32:].tolist() == [_ref_even(t % 9, t) for t in range(32)]

@@ -701,23 +701,60 @@ def _call(wave, pc, inst):
 
     def run(idx):
         if (wave.sp[idx] >= MAX_CALL_DEPTH).any():
-            raise UnsupportedFeature(f"line {inst.loc.line}: call depth beyond {MAX_CALL_DEPTH}")
-        for i in range(int(wave.sp[idx].max()) if idx.size else 0):
-            live = wave.sp[idx] > i
-            sites = wave.stack[idx[live], i]
-            if any(wave.program.functions[_callee_name(wave.program.instructions[s])].name
-                   == callee.name for s in np.unique(sites)):
-                raise UnsupportedFeature(f"line {inst.loc.line}: recursive call of "
-                                         f"{callee.name} (registers are not saved per call)")
+            raise UnsupportedFeature(f"line {inst.loc.line}: call depth beyond {MAX_CALL_DEPTH} "
+                                     "(ptxsim's call stack; the GPU's 1024-byte stack would "
+                                     "overflow at a smaller depth for most frames)")
+        args = []
         for formal, act in zip(callee.params, actual):
             src = _callparam(wave, Address(act))
+            args.append(src[idx].copy())
+        if callee.recursive:
+            # the callee's registers and .params are per activation: save the live ones at
+            # this depth (restored by ret); the arguments were read before
+            _save_frame(wave, callee.name, idx)
+        for formal, a in zip(callee.params, args):
             dst = _callparam(wave, Address(formal))
-            n = min(src.shape[1], dst.shape[1])
-            dst[idx, :n] = src[idx, :n]
+            n = min(a.shape[1], dst.shape[1])
+            dst[idx, :n] = a[:, :n]
         wave.stack[idx, wave.sp[idx]] = pc
         wave.sp[idx] += 1
         wave.pc[idx] = callee.entry
     return run
+
+
+def _frame_names(wave, func: str):
+    prefix = func + "::"
+    regs = [n for n in wave.regs if n.startswith(prefix)]
+    params = [n for n in wave.program.call_params if n.startswith(prefix)]
+    return regs, params
+
+
+def _save_frame(wave, func: str, idx) -> None:
+    """Save the registers and call .params of `func` ("func::name") of the threads idx at
+    their current call depth (before the call pushes)."""
+    frames = wave.__dict__.setdefault("frames", {})
+    depth = wave.sp[idx]
+    regs, params = _frame_names(wave, func)
+    for kind, names in (("reg", regs), ("param", params)):
+        for n in names:
+            cur = wave.regs[n] if kind == "reg" else _callparam(wave, Address(n))
+            store = frames.get((kind, n))
+            if store is None:
+                store = frames[(kind, n)] = np.zeros((MAX_CALL_DEPTH,) + cur.shape, cur.dtype)
+            store[depth, idx] = cur[idx]
+
+
+def _restore_frame(wave, func: str, sel) -> None:
+    """ret of `func`: its registers and .params of the threads sel (whose depth was already
+    popped) get the values saved at the call."""
+    frames = wave.__dict__.get("frames", {})
+    depth = wave.sp[sel]
+    for (kind, n), store in frames.items():
+        if not n.startswith(func + "::"):
+            continue
+        cur = wave.regs.get(n) if kind == "reg" else _callparam(wave, Address(n))
+        if cur is not None:
+            cur[sel] = store[depth, sel]
 
 
 def _ret(wave):
@@ -739,12 +776,16 @@ def _ret(wave):
             sel = rest[sites == site]
             call = wave.program.instructions[int(site)]
             callee = wave.program.functions[_callee_name(call)]
+            rets = []
             if isinstance(call.operands[0], Group):
-                for formal, e in zip(callee.returns, call.operands[0].elements):
-                    src = _callparam(wave, Address(formal))
-                    dst = _callparam(wave, Address(e.name))
-                    n = min(src.shape[1], dst.shape[1])
-                    dst[sel, :n] = src[sel, :n]
+                rets = [(e.name, _callparam(wave, Address(formal))[sel].copy())
+                        for formal, e in zip(callee.returns, call.operands[0].elements)]
+            if callee.recursive:
+                _restore_frame(wave, callee.name, sel)
+            for name, v in rets:
+                dst = _callparam(wave, Address(name))
+                n = min(v.shape[1], dst.shape[1])
+                dst[sel, :n] = v[:, :n]
             wave.pc[sel] = int(site) + 1
     return run
 

@@ -95,6 +95,7 @@ class Program:
         # .func bodies reachable through call, appended after the kernel with their registers
         # and parameters renamed "func::name" (PTX registers and params are function-local)
         functions: dict[str, Callee] = {}
+        calls: dict[str, set] = {}                 # function -> the functions it calls
         todo = [i for i in insts if i.opcode == "call"]
         while todo:
             call = todo.pop()
@@ -123,7 +124,19 @@ class Program:
             rename[0] = None
             functions[name] = Callee(name, start, [f"{name}::{p.name}" for p in f.params],
                                      [f"{name}::{p.name}" for p in (f.return_params or [])])
+            calls[name] = {_callee_name(i) for i in insts[start:] if i.opcode == "call"}
             todo += [i for i in insts[start:] if i.opcode == "call"]
+        # functions that can call themselves (a cycle of the call graph) save their registers
+        # and parameters per call (exec_ops._call / _ret)
+        for name, callee in functions.items():
+            seen, stack = set(), list(calls.get(name, ()))
+            while stack:
+                g = stack.pop()
+                if g in seen:
+                    continue
+                seen.add(g)
+                stack += calls.get(g, ())
+            callee.recursive = name in seen
         targets: dict[int, int] = {}
         brx: dict[int, list[int]] = {}
         for pc, inst in enumerate(insts):
@@ -163,6 +176,7 @@ class Callee:
     entry: int                       # pc of its first instruction
     params: list[str]                # renamed formal parameters
     returns: list[str]
+    recursive: bool = False          # on a cycle of the call graph
 
 
 def _param_bytes(v) -> int:

@@ -21,3 +21,24 @@ extern "C" __global__ void pf(int *out, float x, long long big) {
     out[2 * t] = r;
     out[2 * t + 1] = r2;
 }
+
+// recursion: a __noinline__ device function calling itself (nvcc keeps the call)
+__device__ __noinline__ int fib(int n) {
+    if (n < 2) return n;
+    return fib(n - 1) + fib(n - 2);
+}
+
+// mutual recursion with two parameters
+__device__ __noinline__ int odd_sum(int n, int acc);
+__device__ __noinline__ int even_sum(int n, int acc) {
+    return n == 0 ? acc : odd_sum(n - 1, acc + 2 * n);
+}
+__device__ __noinline__ int odd_sum(int n, int acc) {
+    return n == 0 ? acc : even_sum(n - 1, acc + 3 * n);
+}
+
+extern "C" __global__ void recur(int *out) {
+    int t = threadIdx.x;
+    out[t] = fib(t % 12);
+    out[blockDim.x + t] = even_sum(t % 9, t);
+}
