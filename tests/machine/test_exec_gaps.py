@@ -231,3 +231,28 @@ def test_nvcc_recursive_and_mutually_recursive_calls():
     ptxsim.launch(GAPS, "recur", grid=1, block=32, args=[out])
     assert out[:32].tolist() == [_fib(t % 12) for t in range(32)]
     assert out[32:].tolist() == [_ref_even(t % 9, t) for t in range(32)]
+
+
+# ------------------------------------------------------------------------------ .b128 atomics
+def test_atom_b128_exch_and_cas_in_thread_order():
+    """atom.global.exch.b128 / atom.global.cas.b128 (atom128.ptx), 32 threads on one 16-byte
+    slot each, applied in thread order: the exchange chain hands thread t the value of thread
+    t - 1 (thread 0 the initial one); every CAS finds its predecessor's value and succeeds."""
+    ptx = (DATA / "atom128.ptx").read_text()
+    M = (1 << 64) - 1
+    slot = np.array([7, 8, M, 999], np.uint64)
+    old = np.zeros((32, 4), np.uint64)
+    ptxsim.launch(ptx, "a128", grid=1, block=32, args=[slot, old])
+    assert slot.tolist() == [31, 1031, 31, 1031]
+    exp = [[7, 8, M, 999]] + [[t - 1, 999 + t, t - 1, 999 + t] for t in range(1, 32)]
+    assert old.tolist() == exp
+
+
+def test_atom_b128_cas_failure_keeps_memory():
+    """A CAS whose compare value differs returns the old value and stores nothing."""
+    ptx = (DATA / "atom128.ptx").read_text()
+    slot = np.array([0, 0, 5, 5], np.uint64)           # slot[1] matches no thread's compare
+    old = np.zeros((32, 4), np.uint64)
+    ptxsim.launch(ptx, "a128", grid=1, block=32, args=[slot, old])
+    assert slot[2:].tolist() == [5, 5]
+    assert old[:, 2:].tolist() == [[5, 5]] * 32

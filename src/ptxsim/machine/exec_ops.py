@@ -432,6 +432,8 @@ def _atom(wave, inst):
     opname = next((q[1:] for q in inst.qualifiers if q[1:] in ATOM_INT), None)
     if opname is None:
         raise UnsupportedFeature(f"atomic operation of '{inst.mnemonic}' is not modelled")
+    if size == 16:
+        return _atom128(wave, inst, opname, space, dst, a, srcs)
     vec = _vec(inst)
     if t.startswith(".f") or t.startswith(".bf"):
         # float add (f32, f64, f16, bf16, packed x2), and min / max of the half types — ptxas
@@ -485,6 +487,38 @@ def _atom(wave, inst):
             wave.write(dst, idx, old)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size)
+        wave.pc[idx] += 1
+    return run
+
+
+def _atom128(wave, inst, opname, space, dst, a, srcs):
+    """atom{.space}.cas.b128 d, [a], b, c / atom{.space}.exch.b128 d, [a], b (9.7.13.5; the
+    only .b128 operations besides mov / ld / st that ptxas 13.0 accepts for sm_100a). Registers
+    are (threads, 2) uint64. Threads that hit the same address are applied in thread order:
+    each round performs the first remaining thread of every address, vectorised."""
+    if opname not in ("cas", "exch") or dst is None:
+        raise OperandError(f"{inst.mnemonic}: .b128 exists only for atom.cas and atom.exch")
+    mem = wave.memory
+
+    def run(idx):
+        addr = wave.addr(a, idx)
+        b = wave.reg(srcs[0].name)[idx]
+        c = wave.reg(srcs[1].name)[idx] if opname == "cas" else None
+        old = np.zeros((idx.size, 2), np.uint64)
+        todo = np.arange(idx.size)
+        while todo.size:
+            _, first = np.unique(addr[todo], return_index=True)
+            now = todo[first]
+            cur = mem.load(space, addr[now], 16, thread=idx[now])[:, 0, :]
+            old[now] = cur
+            if opname == "exch":
+                new = b[now]
+            else:
+                hit = (cur == b[now]).all(1)
+                new = np.where(hit[:, None], c[now], cur)
+            mem.store(space, addr[now], new[:, None, :], 16, thread=idx[now])
+            todo = np.setdiff1d(todo, now, assume_unique=True)
+        wave.write(dst, idx, old)
         wave.pc[idx] += 1
     return run
 
