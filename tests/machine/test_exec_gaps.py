@@ -256,3 +256,90 @@ def test_atom_b128_cas_failure_keeps_memory():
     ptxsim.launch(ptx, "a128", grid=1, block=32, args=[slot, old])
     assert slot[2:].tolist() == [5, 5]
     assert old[:, 2:].tolist() == [[5, 5]] * 32
+
+
+# ------------------------------------------------------------------ tensormap.replace .field3
+def _tm_kernel(replace_lines: str) -> str:
+    """The kernel of tests/machine/test_exec_tensormap.py with other replace lines: copy the
+    grid-constant map to scratch, replace, TMA-load the 16 x 8 f32 box at (0, 0), write it out."""
+    copy = "\n".join(f"    ld.param.v4.b32 {{%r3, %r4, %r5, %r6}}, [tmap+{16 * k}];\n"
+                     f"    st.global.v4.b32 [%rd1+{16 * k}], {{%r3, %r4, %r5, %r6}};"
+                     for k in range(8))
+    out = "\n".join(f"    ld.shared.v4.b32 {{%r3, %r4, %r5, %r6}}, [tile+{16 * k}];\n"
+                    f"    st.global.v4.b32 [%rd5+{16 * k}], {{%r3, %r4, %r5, %r6}};"
+                    for k in range(32))
+    return f""".version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry tm_replace(.param .align 64 .b8 tmap[128], .param .u64 scratch, .param .u64 out)
+{{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<4>;
+    .shared .align 128 .b8 tile[512];
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra $L_done;
+    ld.param.u64 %rd1, [scratch];
+    ld.param.u64 %rd5, [out];
+{copy}
+{replace_lines}
+    fence.proxy.tensormap::generic.release.gpu;
+    mbarrier.init.shared::cta.b64 [bar], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 512;
+    mov.u32 %r7, 0;
+    cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [tile], [%rd1, {{%r7, %r7}}], [bar];
+$L_wait:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
+    @!%p2 bra $L_wait;
+{out}
+$L_done:
+    ret;
+}}
+"""
+
+
+def _run_tm(lines, first):
+    from ptxsim.machine.tensormap import TensorMap
+    tm = TensorMap.for_array(first, (16, 8))
+    scratch = np.zeros(128, np.uint8)
+    out = np.zeros((8, 16), np.uint32)
+    ptxsim.launch(_tm_kernel(lines), "tm_replace", 1, 32, args=[tm, scratch, out])
+    return TensorMap.from_bytes(scratch.tobytes()), out
+
+
+def test_tensormap_replace_fill_mode_nan():
+    """fill_mode 1 (OOB NaN fill; Triton lowers fill_mode = 1 to this code) on a 4-row tensor
+    read with an 8-row box: rows 4..7 are filled with the H200-measured f32 NaN 0x7FF77FF7
+    (docs/executor.md); with the default fill (code 0) they are zero."""
+    first = np.arange(64, dtype=np.float32).reshape(4, 16)
+    tm, out = _run_tm("    tensormap.replace.tile.fill_mode.global.b1024.b32 [%rd1], 1;", first)
+    assert tm.oob_fill == "nan_request_zero_fma"
+    assert (out[:4] == first.view(np.uint32)).all()
+    assert (out[4:] == 0x7FF77FF7).all()
+    _, out0 = _run_tm("    tensormap.replace.tile.fill_mode.global.b1024.b32 [%rd1], 0;", first)
+    assert (out0[4:] == 0).all()
+
+
+def test_tensormap_replace_elemtype_codes():
+    """elemtype codes (Triton's table citing the PTX ISA): 2 = u32, 3 = s32 — same 4-byte
+    elements, so the load is unchanged — and 10 = bf16, 9 = f64 (not cuda.h's 9 / 8)."""
+    first = np.arange(128, dtype=np.float32).reshape(8, 16)
+    tm, out = _run_tm("    tensormap.replace.tile.elemtype.global.b1024.b32 [%rd1], 3;", first)
+    assert tm.dtype == "int32" and (out == first.view(np.uint32)).all()
+    from ptxsim.machine import tensormap_codes
+    assert tensormap_codes.decode("elemtype", 10) == "bfloat16"
+    assert tensormap_codes.decode("elemtype", 9) == "float64"
+    assert tensormap_codes.decode("swizzle_mode", 3) == "128B"
+
+
+@pytest.mark.parametrize("line, what", [
+    ("tensormap.replace.tile.elemtype.global.b1024.b32 [%rd1], 8;", "elemtype code 8"),
+    ("tensormap.replace.tile.swizzle_mode.global.b1024.b32 [%rd1], 4;", "swizzle_mode code 4"),
+    ("tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 1;", "swizzle_atomicity"),
+])
+def test_tensormap_replace_unknown_codes_are_named(line, what):
+    from ptxsim.errors import UnsupportedFeature
+    with pytest.raises(UnsupportedFeature, match=what):
+        _run_tm("    " + line, np.zeros((8, 16), np.float32))
