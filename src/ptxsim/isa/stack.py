@@ -165,12 +165,14 @@ class Stack:
                 keep_s.append(s)
                 keep_e.append(e)
         self._starts, self._ends = keep_s, keep_e
-        # values below the restored pointer are stale now: forget them (bounded bookkeeping)
+        # values below the restored pointer are stale now: forget them, and keep the restored
+        # value once (bounded bookkeeping for save / alloca / restore loops)
         saved = []
         for v, ok in self._saved:
-            ok = ok & ~(mine & (v < full))
+            ok = ok & ~(mine & (v <= full))
             if ok.any():
                 saved.append((v, ok))
+        saved.append((full, mine))
         self._saved = saved
         self.sp[t] = a
 
