@@ -153,7 +153,7 @@ def vprintf_handler(wave, inst, actual: list[str], ret: str | None):
         fmt_p = _callparam(wave, Address(actual[0]))[idx, :8].copy().view("<u8")[:, 0]
         arg_p = _callparam(wave, Address(actual[1]))[idx, :8].copy().view("<u8")[:, 0]
         nargs = np.zeros(idx.size, np.int64)
-        lines = launch.__dict__.setdefault("printf", [])
+        lines = launch.printf
         geo = launch.geometry
         for f in np.unique(fmt_p):
             sel = np.flatnonzero(fmt_p == f)
