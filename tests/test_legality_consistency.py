@@ -214,11 +214,6 @@ KNOWN = {
         "Target ISA notes of tcgen05.alloc/ld/st/cp and tcgen05.ld.red (ptx/legality/tcgen05.py "
         "TCGEN05, LD_RED_TARGETS) are the validator's alone until the executor checks targets "
         "(docs/legality.md)",
-    (r"^v(add|sub|absdiff|min|max)\.[us]32\.[us]32\.[us]32 %\w+, %\w+, %\w+, %\w+;$", "^isa rejects"):
-        "ptxas 13.0 accepts a scalar video op with a third source c but neither .op2 nor d.dsel "
-        "(no syntax line of 9.7.18.1.1 has it); the validator accepts it with a warning (the "
-        "optMerge pseudocode ignores c); isa/video.py refuses to execute it until hardware shows "
-        "what c does (docs/legality.md)",
 }
 
 

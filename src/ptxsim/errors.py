@@ -217,3 +217,8 @@ class LayoutAssumptionWarning(LayoutError, UserWarning):
 class TargetError(PtxValidationError, OperandError):
     """A target name (`sm_100a`) or PTX ISA version that ptxsim cannot parse, or one outside the
     list an operation accepts (ptxsim.isa.targets)."""
+
+
+class VideoOperandIgnored(PtxsimError, UserWarning):
+    """A scalar video instruction has a third source operand c but neither .op2 nor a d.dsel
+    merge: ptxas accepts it and the hardware ignores c (H200-measured, docs/video.md)."""

@@ -97,3 +97,22 @@ def test_replay_h200_stack_probes():
         assert status == "ok", f"{name}: the GPU faulted ({status}), ptxsim did not"
         for j, v in enumerate((s0, p, s1, q, s2, s3)):
             assert np.array_equal(np.asarray(v).astype(np.uint32), out[j]), (name, j)
+
+
+def test_threads_subset_and_reuse_after_restore():
+    """threads=: only the executing threads move their sp (hand values: top 1024, alloca 16 at
+    align 8 -> 1008). Re-allocating memory released by a restore makes it live again, and a
+    save / alloca / restore loop keeps its bookkeeping bounded."""
+    st = Stack(threads=4, top=1024, limit=0)
+    p = st.alloca(16, threads=np.array([1, 3]))
+    assert p.tolist() == [1008, 1008]
+    assert st.stacksave().tolist() == [1024, 1008, 1024, 1008]
+    st.stackrestore([1024, 1024], threads=np.array([1, 3]))
+    for _ in range(200):
+        s = st.stacksave(threads=np.array([1, 3]))
+        q = st.alloca(16, threads=np.array([1, 3]))
+        st.check_access(np.array([0, q[0], 0, q[1]], np.uint64), 4)   # live again: no error
+        st.stackrestore(s, threads=np.array([1, 3]))
+    assert len(st._saved) <= 4 and len(st._freed) <= 2
+    with pytest.raises(UndefinedBehavior, match="released"):
+        st.check_access(np.array([0, 1008, 0, 0], np.uint64), 4)

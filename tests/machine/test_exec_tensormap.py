@@ -58,8 +58,8 @@ def test_replaced_global_address_redirects_the_tma_load():
 
 def test_field3_codes_are_refused_by_name():
     ptx = PTX.replace("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
-                      "tensormap.replace.tile.swizzle_mode.global.b1024.b32 [%rd1], 1;")
-    with pytest.raises(UnsupportedFeature, match="swizzle_mode|Table 33"):
+                      "tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 1;")
+    with pytest.raises(UnsupportedFeature, match="swizzle_atomicity"):
         launch(ptx, "tm_replace", 1, 32, args=[TensorMap.for_array(np.zeros((8, 16), np.float32),
                                                                    (16, 8)),
                                               np.zeros(128, np.uint8), np.zeros(1, np.float32),

@@ -70,56 +70,111 @@ class Stack:
         if self.limit is None:
             self.limit = self.top - DEFAULT_STACK_BYTES
         self.sp = np.full(self.threads, self.top, dtype=np.uint64)
-        self._saved.append(self.sp.copy())
+        self.lowest = self.sp.copy()              # lowest stack pointer each thread had
+        self._remember(np.arange(self.threads), self.sp)
+
+    def memory(self) -> np.ndarray:
+        """The bytes of every thread's stack, [limit, top) as columns (threads, top - limit)
+        uint8; made on first use (the executor's local space reads and writes them)."""
+        m = getattr(self, "_bytes", None)
+        if m is None:
+            m = self._bytes = np.zeros((self.threads, int(self.top) - int(self.limit)), np.uint8)
+        return m
 
     # ------------------------------------------------------------ instructions
-    def stacksave(self, type_: str = "u64") -> np.ndarray:
+    # `threads` (optional): indices of the threads that execute the instruction (the others
+    # keep their stack pointer); values in and out are then per executing thread.
+    def _sel(self, threads):
+        return np.arange(self.threads) if threads is None else np.asarray(threads, np.int64)
+
+    def stacksave(self, type_: str = "u64", threads=None) -> np.ndarray:
         """9.7.17.1: d = stackptr (as uint32 for .u32)."""
         _check_type(type_)
-        self._saved.append(self.sp.copy())
-        return self.sp.astype(np.uint32) if type_ == "u32" else self.sp.copy()
+        t = self._sel(threads)
+        self._remember(t, self.sp[t])
+        v = self.sp[t].copy()
+        return v.astype(np.uint32) if type_ == "u32" else v
 
-    def alloca(self, size, imm_align: int | None = None, type_: str = "u64") -> np.ndarray:
+    def alloca(self, size, imm_align: int | None = None, type_: str = "u64",
+               threads=None) -> np.ndarray:
         """9.7.17.3: allocate size bytes (per thread) aligned to max(immAlign, 8); return ptr."""
         _check_type(type_)
+        t = self._sel(threads)
         align = np.uint64(check_align(imm_align))
-        size = np.broadcast_to(np.asarray(size, dtype=np.uint64), self.sp.shape)
-        new_sp = (self.sp - size) & ~(align - np.uint64(1))
-        under = (size > self.sp - np.uint64(self.limit)) | (new_sp < np.uint64(self.limit))
+        size = np.broadcast_to(np.asarray(size, dtype=np.uint64), t.shape)
+        sp = self.sp[t]
+        new_sp = (sp - size) & ~(align - np.uint64(1))
+        under = (size > sp - np.uint64(self.limit)) | (new_sp < np.uint64(self.limit))
         if under.any():
-            t = int(np.argmax(under))
-            raise StackOverflowError(t, int(self.sp[t] - new_sp[t]) if not (size[t] > self.sp[t]) else int(size[t]),
-                                     int(self.sp[t]) - self.limit)
-        self._starts.append(new_sp.copy())
-        self._ends.append(new_sp + size)
-        self.sp = new_sp
-        self._saved.append(new_sp.copy())
+            i = int(np.argmax(under))
+            raise StackOverflowError(int(t[i]), int(sp[i] - new_sp[i]) if not (size[i] > sp[i])
+                                     else int(size[i]), int(sp[i]) - self.limit)
+        start = np.zeros(self.threads, np.uint64)
+        stop = np.zeros(self.threads, np.uint64)
+        start[t], stop[t] = new_sp, new_sp + size
+        # memory released by an earlier stackrestore is live again once re-allocated
+        live = []
+        for fs, fe in self._freed:
+            hit = (fs != fe) & (fs < np.maximum(stop, start + np.uint64(1))) & (fe > start) & \
+                (stop != 0)
+            fs, fe = np.where(hit, 0, fs), np.where(hit, 0, fe)
+            if (fs != fe).any():
+                live.append((fs, fe))
+        self._freed = live
+        self._starts.append(start)
+        self._ends.append(stop)
+        self.sp[t] = new_sp
+        self.lowest[t] = np.minimum(self.lowest[t], new_sp)
+        self._remember(t, new_sp)
         return new_sp.astype(np.uint32) if type_ == "u32" else new_sp.copy()
 
-    def stackrestore(self, a, type_: str = "u64") -> None:
+    def _remember(self, t, values) -> None:
+        """Record the values stacksave / alloca handed out (stackrestore accepts only those)."""
+        v = np.zeros(self.threads, np.uint64)
+        ok = np.zeros(self.threads, bool)
+        v[t], ok[t] = values, True
+        self._saved.append((v, ok))
+
+    def stackrestore(self, a, type_: str = "u64", threads=None) -> None:
         """9.7.17.2: stackptr = a; a must come from a stacksave/alloca of this stack and not
         lie below the current stack pointer."""
         _check_type(type_)
-        a = np.broadcast_to(np.asarray(a, dtype=np.uint64), self.sp.shape)
-        known = np.zeros(self.threads, bool)
-        for v in self._saved:
-            known |= (v == a)
-        bad = ~known | (a < self.sp)
+        t = self._sel(threads)
+        a = np.broadcast_to(np.asarray(a, dtype=np.uint64), t.shape)
+        known = np.zeros(t.size, bool)
+        for v, ok in self._saved:
+            known |= ok[t] & (v[t] == a)
+        bad = ~known | (a < self.sp[t])
         if bad.any():
-            t = int(np.argmax(bad))
-            why = ("was not produced by stacksave/alloca" if not known[t]
-                   else "lies below the current stack pointer")
-            raise UndefinedBehavior(f"stackrestore: value {int(a[t]):#x} of thread {t} {why}; "
-                                    "the stack pointer would be corrupted (9.7.17.2)")
+            i = int(np.argmax(bad))
+            stale = a[i] < self.sp[t[i]] and a[i] >= self.lowest[t[i]]
+            why = ("lies below the current stack pointer" if stale or known[i]
+                   else "was not produced by stacksave/alloca")
+            raise UndefinedBehavior(f"stackrestore: value {int(a[i]):#x} of thread {int(t[i])} "
+                                    f"{why}; the stack pointer would be corrupted (9.7.17.2)")
+        full = np.zeros(self.threads, np.uint64)
+        mine = np.zeros(self.threads, bool)
+        full[t], mine[t] = a, True
         keep_s, keep_e = [], []
         for s, e in zip(self._starts, self._ends):
-            dead = s < a
+            dead = mine & (s < full) & (e != 0)
             if dead.any():
                 self._freed.append((np.where(dead, s, 0), np.where(dead, e, 0)))
-            keep_s.append(np.where(dead, 0, s))
-            keep_e.append(np.where(dead, 0, e))
+            s, e = np.where(dead, 0, s), np.where(dead, 0, e)
+            if (e != 0).any():
+                keep_s.append(s)
+                keep_e.append(e)
         self._starts, self._ends = keep_s, keep_e
-        self.sp = a.copy()
+        # values below the restored pointer are stale now: forget them, and keep the restored
+        # value once (bounded bookkeeping for save / alloca / restore loops)
+        saved = []
+        for v, ok in self._saved:
+            ok = ok & ~(mine & (v <= full))
+            if ok.any():
+                saved.append((v, ok))
+        saved.append((full, mine))
+        self._saved = saved
+        self.sp[t] = a
 
     # ------------------------------------------------------------ accesses (ld/st.local)
     def check_access(self, addr, nbytes: int, active=None) -> None:

@@ -654,21 +654,26 @@ def _stmatrix(wave, inst):
 # ------------------------------------------------------------------------- tensormap.replace
 TM_FIELDS_NATURAL = ("global_address", "rank", "box_dim", "global_dim", "global_stride",
                      "element_stride")
+TM_FIELDS_CODED = ("elemtype", "interleave_layout", "swizzle_mode", "swizzle_atomicity",
+                   "fill_mode")
 
 
 def _tensormap_replace(wave, inst):
     """tensormap.replace.tile.field{.ss}.b1024.type [addr], {ord,} new_val (PTX 9.7.9.x): one
     field of the 128-byte tensor map at addr (.global or .shared::cta, generic by default)
     replaced; `.rank` takes rank - 1 (the ISA: "ones less than the desired tensor rank").
-    The .field3 forms (elemtype, interleave_layout, swizzle_mode, swizzle_atomicity,
-    fill_mode) take immediates whose code table (the ISA's Table 33) is not available here:
-    UnsupportedFeature."""
+    The .field3 forms (elemtype, interleave_layout, swizzle_mode, fill_mode) take codes
+    decoded by machine/tensormap_codes.py (those with public evidence; swizzle_atomicity and
+    the others: UnsupportedFeature)."""
+    from ptxsim.machine import tensormap_codes
     from ptxsim.machine.tensormap import TensorMap
-    field = next((q[1:] for q in inst.qualifiers if q[1:] in TM_FIELDS_NATURAL), None)
+    field = next((q[1:] for q in inst.qualifiers
+                  if q[1:] in TM_FIELDS_NATURAL or q[1:] in TM_FIELDS_CODED), None)
     if field is None:
-        raise UnsupportedFeature(f"{inst.mnemonic}: only the fields {', '.join(TM_FIELDS_NATURAL)}"
-                                 " are modelled (the codes of the other fields, the ISA's Table "
-                                 "33, are not available)")
+        raise UnsupportedFeature(f"{inst.mnemonic}: field not modelled (modelled: "
+                                 f"{', '.join(TM_FIELDS_NATURAL + TM_FIELDS_CODED)})")
+    if field == "swizzle_atomicity":
+        tensormap_codes.decode(field, 0)                  # UnsupportedFeature, named
     space = next((q for q in (".global", ".shared::cta") if inst.has(q)), None)
     ops = inst.operands
     has_ord = field in ("box_dim", "global_dim", "global_stride", "element_stride")
@@ -687,6 +692,8 @@ def _tensormap_replace(wave, inst):
             tm = TensorMap.from_bytes(blob)
             if field == "rank":
                 value += 1
+            elif field in TM_FIELDS_CODED:
+                value = tensormap_codes.decode(field, value)
             new = tm.replaced(field, value, ordinal).to_bytes()
             _store_block(mem, sp, addr, new, t)
         _adv(wave, idx)

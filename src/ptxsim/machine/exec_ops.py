@@ -91,6 +91,8 @@ def handler(wave, pc: int, inst):
             return _bra(wave, pc, inst)
         if op == "brx":
             return _brx(wave, pc, inst)
+        if op in STACK_OPS:
+            return _stack_op(wave, inst)
         if op == "call":
             return _call(wave, pc, inst)
         if op == "ret":
@@ -288,7 +290,7 @@ def _mov(wave, inst):
     def mov(idx):
         v = wave.read(src, idx, w, ftype)
         if v.dtype.itemsize * 8 > w:
-            v = (v.astype(np.uint64) & np.uint64((1 << w) - 1 if w < 64 else ~0)).astype(
+            v = (v.astype(np.uint64) & np.uint64((1 << w) - 1 if w < 64 else (1 << 64) - 1)).astype(
                 UINT[w // 8])
         wave.write(dst, idx, v)
         wave.pc[idx] += 1
@@ -398,7 +400,7 @@ def _st(wave, inst):
         for k, e in enumerate(elems):
             v = wave.read(e, idx, 8 * size, ftype)
             vals[:, k] = (v.astype(np.uint64) & np.uint64((1 << 8 * size) - 1 if size < 8
-                                                          else ~0)).astype(UINT[size])
+                                                          else (1 << 64) - 1)).astype(UINT[size])
         cp = _callparam(wave, a) if space in ("param", "generic") else None
         if cp is not None:
             cp[idx, a.offset:a.offset + size * vec] = vals.view(np.uint8).reshape(idx.size, -1)
@@ -430,16 +432,52 @@ def _atom(wave, inst):
     opname = next((q[1:] for q in inst.qualifiers if q[1:] in ATOM_INT), None)
     if opname is None:
         raise UnsupportedFeature(f"atomic operation of '{inst.mnemonic}' is not modelled")
+    if size == 16:
+        return _atom128(wave, inst, opname, space, dst, a, srcs)
+    vec = _vec(inst)
     if t.startswith(".f") or t.startswith(".bf"):
-        if opname != "add":
-            raise UnsupportedFeature(f"floating-point atom.{opname} is not modelled")
-        add = isa_base.semantics(f"add.rn{t}")
-        fn = lambda old, b: add(old, b)  # noqa: E731
+        # float add (f32, f64, f16, bf16, packed x2), and min / max of the half types — ptxas
+        # 13.0 accepts the latter only as vectors (atom.global.v2.f16.min.noftz ...); each
+        # element follows min / max of 9.7.3 (a NaN input yields the other operand)
+        if opname == "add":
+            f = isa_base.semantics(f"add.rn{t}")
+        elif opname in ("min", "max") and t in (".f16", ".bf16", ".f16x2", ".bf16x2"):
+            f = isa_base.semantics(f"{opname}{t}")
+        else:
+            raise UnsupportedFeature(f"floating-point atom.{opname}{t} is not modelled")
+        fn = lambda old, b, f=f: f(old, b)  # noqa: E731
     elif opname in ("min", "max"):
         fn = f"{opname}.{'s' if t.startswith('.s') else 'u'}"
     else:
         fn = opname
     mem = wave.memory
+
+    if vec > 1:
+        # atom / red .v2/.v4/.v8 (9.7.13.5): one atomic operation per element, element k at
+        # a + k * size (the vector as a whole is not one atomic access)
+        if mbar is not None:
+            raise UnsupportedFeature("vector red.async is not modelled")
+        src_els = _elements(srcs[0])
+        dst_els = _elements(dst) if dst is not None else None
+        if len(src_els) != vec or (dst_els is not None and len(dst_els) != vec):
+            raise OperandError(f"{inst.opcode}.v{vec} needs {vec}-element vector operands")
+
+        def run_vec(idx):
+            addr = wave.addr(a, idx)
+            mis = (addr % np.uint64(size * vec)) != 0
+            if mis.any():
+                from ptxsim.errors import MisalignedAddress
+                i = int(np.argmax(mis))
+                raise MisalignedAddress(f"{inst.opcode}.v{vec} address not aligned to "
+                                        f"{size * vec} bytes", address=int(addr[i]),
+                                        space=space, thread=int(idx[i]))
+            for k in range(vec):
+                v = wave.read(src_els[k], idx, 8 * size)
+                old = mem.atomic(space, addr + np.uint64(k * size), size, fn, [v], thread=idx)
+                if dst_els is not None:
+                    wave.write(dst_els[k], idx, old)
+            wave.pc[idx] += 1
+        return run_vec
 
     def run(idx):
         addr = wave.addr(a, idx)
@@ -449,6 +487,38 @@ def _atom(wave, inst):
             wave.write(dst, idx, old)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size)
+        wave.pc[idx] += 1
+    return run
+
+
+def _atom128(wave, inst, opname, space, dst, a, srcs):
+    """atom{.space}.cas.b128 d, [a], b, c / atom{.space}.exch.b128 d, [a], b (9.7.13.5; the
+    only .b128 operations besides mov / ld / st that ptxas 13.0 accepts for sm_100a). Registers
+    are (threads, 2) uint64. Threads that hit the same address are applied in thread order:
+    each round performs the first remaining thread of every address, vectorised."""
+    if opname not in ("cas", "exch") or dst is None:
+        raise OperandError(f"{inst.mnemonic}: .b128 exists only for atom.cas and atom.exch")
+    mem = wave.memory
+
+    def run(idx):
+        addr = wave.addr(a, idx)
+        b = wave.reg(srcs[0].name)[idx]
+        c = wave.reg(srcs[1].name)[idx] if opname == "cas" else None
+        old = np.zeros((idx.size, 2), np.uint64)
+        todo = np.arange(idx.size)
+        while todo.size:
+            _, first = np.unique(addr[todo], return_index=True)
+            now = todo[first]
+            cur = mem.load(space, addr[now], 16, thread=idx[now])[:, 0, :]
+            old[now] = cur
+            if opname == "exch":
+                new = b[now]
+            else:
+                hit = (cur == b[now]).all(1)
+                new = np.where(hit[:, None], c[now], cur)
+            mem.store(space, addr[now], new[:, None, :], 16, thread=idx[now])
+            todo = np.setdiff1d(todo, now, assume_unique=True)
+        wave.write(dst, idx, old)
         wave.pc[idx] += 1
     return run
 
@@ -531,6 +601,117 @@ def _brx(wave, pc, inst):
     return run
 
 
+# ------------------------------------------------------------------ stack (9.7.17, isa/stack.py)
+STACK_OPS = {"stacksave", "stackrestore", "alloca"}
+
+
+class StackedLocal:
+    """The local space of a wave whose threads use the stack instructions: the static frame
+    (`.local` variables, ptxsim offsets [0, frame)) plus each thread's stack window
+    [limit, top) of `isa.stack.Stack` (H200-measured addresses, docs/executor-gaps.md), one byte
+    array per thread. Every access to the stack window goes through `Stack.check_access` (use
+    after stackrestore, size-0 allocations); an access outside both parts faults."""
+
+    def __init__(self, old, stack):
+        self.name, self.writable = "local", True
+        self.frame = old.data.shape[-1]
+        self.stack = stack
+        self.limit, self.top = int(stack.limit), int(stack.top)
+        n = old.data.shape[0]
+        if self.frame == 0 and n == stack.threads:
+            # no static frame: the bytes live with the Stack (they persist across
+            # `ptxsim.execute` calls that share it)
+            self.data = stack.memory()
+        else:
+            self.data = np.zeros((n, self.frame + (self.top - self.limit)), np.uint8)
+            self.data[:, :self.frame] = old.data
+
+    def _flat(self, owner, off, size: int, addr) -> np.ndarray:
+        from ptxsim.errors import MemoryAccessError
+        off = np.asarray(off, np.int64)
+        owner = np.asarray(owner, np.int64)
+        in_stack = (off >= self.limit) & (off + size <= self.top)
+        in_frame = (off >= 0) & (off + size <= self.frame)
+        near = ~in_frame & (off >= self.limit) & (off <= self.top)
+        if near.any():          # released memory / size-0 allocations first (undefined)
+            full = np.zeros(self.stack.threads, np.uint64)
+            act = np.zeros(self.stack.threads, bool)
+            full[owner[near]] = off[near].astype(np.uint64)
+            act[owner[near]] = True
+            self.stack.check_access(full, size, act)
+        bad = ~in_stack & ~in_frame
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise MemoryAccessError(
+                f"local access of {size} bytes at {int(off[i]):#x} (thread {int(owner[i])}) is "
+                f"outside the thread's frame [0, {self.frame}) and its {self.top - self.limit}-"
+                f"byte stack [{self.limit:#x}, {self.top:#x}) (the GPU faults: "
+                "cudaErrorIllegalAddress)", address=int(np.asarray(addr)[i]), space="local")
+        col = np.where(in_stack, off - self.limit + self.frame, off)
+        return owner * self.data.shape[-1] + col
+
+
+def wave_stack(wave):
+    """The wave's per-thread stacks (`isa.stack.Stack`), made on first use: the stack pointer
+    starts at the H200-measured 0xFFFDC0 less the static frame (rounded to 16), and the stack
+    ends cudaLimitStackSize (1024) bytes below 0xFFFDC0, the frame counted in it (inferred: only
+    frame-less kernels were measured). The local space grows a window over it."""
+    st = getattr(wave, "local_stack", None)
+    if st is None:
+        from ptxsim.isa import stack as isa_stack
+        frame = -(-wave.memory.local.data.shape[-1] // 16) * 16
+        top = isa_stack.INITIAL_SP - frame
+        limit = isa_stack.INITIAL_SP - isa_stack.DEFAULT_STACK_BYTES
+        if top <= limit:
+            raise UnsupportedFeature(f"the static local frame ({frame} bytes) leaves no room on "
+                                     f"the {isa_stack.DEFAULT_STACK_BYTES}-byte stack")
+        st = isa_stack.Stack(wave.N, top=top, limit=limit)
+        attach_stack(wave, st)
+    return st
+
+
+def attach_stack(wave, st) -> None:
+    """Use `st` as the wave's stacks (also `ptxsim.execute(..., state=Stack)`)."""
+    if not isinstance(wave.memory.local, StackedLocal):
+        wave.memory.local = StackedLocal(wave.memory.local, st)
+    else:
+        wave.memory.local.stack = st
+    wave.local_stack = st
+
+
+def _stack_op(wave, inst):
+    """stacksave.type d / stackrestore.type a / alloca.type ptr, size{, immAlign} (9.7.17) on
+    the executing threads' stacks; the pointers are local-space addresses."""
+    from ptxsim.isa import stack as isa_stack
+    op = inst.opcode
+    t = _type(inst)
+    type_ = (t or ".u64")[1:]
+    if type_ not in isa_stack.TYPES:
+        raise OperandError(f"{op}: type .{type_} is not .u32 or .u64 (9.7.17)")
+    w = 32 if type_ == "u32" else 64
+    ops = inst.operands
+    align = None
+    if op == "alloca" and len(ops) > 2:
+        from ptxsim.ptx.instruction import Immediate
+        if not isinstance(ops[2], Immediate):
+            raise OperandError("alloca: immAlign must be an integer constant (9.7.17.3)")
+        align = int(ops[2].value)
+    if align is not None:
+        isa_stack.check_align(align)
+    st = wave_stack(wave)
+
+    def run(idx):
+        if op == "stacksave":
+            wave.write(ops[0], idx, st.stacksave(type_, threads=idx))
+        elif op == "stackrestore":
+            st.stackrestore(wave.read(ops[0], idx, w).astype(np.uint64), type_, threads=idx)
+        else:
+            size = wave.read(ops[1], idx, w).astype(np.uint64)
+            wave.write(ops[0], idx, st.alloca(size, align, type_, threads=idx))
+        wave.pc[idx] += 1
+    return run
+
+
 MAX_CALL_DEPTH = 64
 
 
@@ -544,29 +725,70 @@ def _call(wave, pc, inst):
     has_ret = isinstance(inst.operands[0], Group)
     args = groups[1] if has_ret else (groups[0] if groups else None)
     actual = [e.name for e in args.elements] if args is not None else []
+    if callee.entry < 0:                              # extern system call (program.py)
+        from ptxsim.machine import printf
+        return printf.vprintf_handler(wave, inst, actual,
+                                      inst.operands[0].elements[0].name if has_ret else None)
     if len(actual) != len(callee.params):
         raise OperandError(f"call of {callee.name} with {len(actual)} arguments; it declares "
                            f"{len(callee.params)} parameters")
 
     def run(idx):
         if (wave.sp[idx] >= MAX_CALL_DEPTH).any():
-            raise UnsupportedFeature(f"line {inst.loc.line}: call depth beyond {MAX_CALL_DEPTH}")
-        for i in range(int(wave.sp[idx].max()) if idx.size else 0):
-            live = wave.sp[idx] > i
-            sites = wave.stack[idx[live], i]
-            if any(wave.program.functions[_callee_name(wave.program.instructions[s])].name
-                   == callee.name for s in np.unique(sites)):
-                raise UnsupportedFeature(f"line {inst.loc.line}: recursive call of "
-                                         f"{callee.name} (registers are not saved per call)")
+            raise UnsupportedFeature(f"line {inst.loc.line}: call depth beyond {MAX_CALL_DEPTH} "
+                                     "(ptxsim's call stack; the GPU's 1024-byte stack would "
+                                     "overflow at a smaller depth for most frames)")
+        args = []
         for formal, act in zip(callee.params, actual):
             src = _callparam(wave, Address(act))
+            args.append(src[idx].copy())
+        if callee.recursive:
+            # the callee's registers and .params are per activation: save the live ones at
+            # this depth (restored by ret); the arguments were read before
+            _save_frame(wave, callee.name, idx)
+        for formal, a in zip(callee.params, args):
             dst = _callparam(wave, Address(formal))
-            n = min(src.shape[1], dst.shape[1])
-            dst[idx, :n] = src[idx, :n]
+            n = min(a.shape[1], dst.shape[1])
+            dst[idx, :n] = a[:, :n]
         wave.stack[idx, wave.sp[idx]] = pc
         wave.sp[idx] += 1
         wave.pc[idx] = callee.entry
     return run
+
+
+def _frame_names(wave, func: str):
+    prefix = func + "::"
+    regs = [n for n in wave.regs if n.startswith(prefix)]
+    params = [n for n in wave.program.call_params if n.startswith(prefix)]
+    return regs, params
+
+
+def _save_frame(wave, func: str, idx) -> None:
+    """Save the registers and call .params of `func` ("func::name") of the threads idx at
+    their current call depth (before the call pushes)."""
+    frames = wave.__dict__.setdefault("frames", {})
+    depth = wave.sp[idx]
+    regs, params = _frame_names(wave, func)
+    for kind, names in (("reg", regs), ("param", params)):
+        for n in names:
+            cur = wave.regs[n] if kind == "reg" else _callparam(wave, Address(n))
+            store = frames.get((kind, n))
+            if store is None:
+                store = frames[(kind, n)] = np.zeros((MAX_CALL_DEPTH,) + cur.shape, cur.dtype)
+            store[depth, idx] = cur[idx]
+
+
+def _restore_frame(wave, func: str, sel) -> None:
+    """ret of `func`: its registers and .params of the threads sel (whose depth was already
+    popped) get the values saved at the call."""
+    frames = wave.__dict__.get("frames", {})
+    depth = wave.sp[sel]
+    for (kind, n), store in frames.items():
+        if not n.startswith(func + "::"):
+            continue
+        cur = wave.regs.get(n) if kind == "reg" else _callparam(wave, Address(n))
+        if cur is not None:
+            cur[sel] = store[depth, sel]
 
 
 def _ret(wave):
@@ -588,21 +810,25 @@ def _ret(wave):
             sel = rest[sites == site]
             call = wave.program.instructions[int(site)]
             callee = wave.program.functions[_callee_name(call)]
+            rets = []
             if isinstance(call.operands[0], Group):
-                for formal, e in zip(callee.returns, call.operands[0].elements):
-                    src = _callparam(wave, Address(formal))
-                    dst = _callparam(wave, Address(e.name))
-                    n = min(src.shape[1], dst.shape[1])
-                    dst[sel, :n] = src[sel, :n]
+                rets = [(e.name, _callparam(wave, Address(formal))[sel].copy())
+                        for formal, e in zip(callee.returns, call.operands[0].elements)]
+            if callee.recursive:
+                _restore_frame(wave, callee.name, sel)
+            for name, v in rets:
+                dst = _callparam(wave, Address(name))
+                n = min(v.shape[1], dst.shape[1])
+                dst[sel, :n] = v[:, :n]
             wave.pc[sel] = int(site) + 1
     return run
 
 
 def _bar(wave, inst):
-    """bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.arrive a, b; bar.red is not
-    modelled (9.7.13.1)."""
+    """bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.arrive a, b; bar.red
+    (9.7.13.1)."""
     if inst.has(".red"):
-        raise UnsupportedFeature("bar.red is not modelled")
+        return _bar_red(wave, inst)
     wait = not inst.has(".arrive")
     ops = inst.operands
     line = inst.loc.line
@@ -614,6 +840,63 @@ def _bar(wave, inst):
         counts = (wave.read(ops[1], idx, 32).astype(np.int64) if len(ops) > 1
                   else np.full(idx.size, -1, np.int64))
         wave.bar_arrive(idx, ids, counts, wait, line)
+    return run
+
+
+BAR_RED_OPS = {".popc": ".u32", ".and": ".pred", ".or": ".pred"}   # 9.7.13.1
+
+
+def _bar_red(wave, inst):
+    """bar{.cta}.red.popc.u32 d, a{, b}, {!}c / bar{.cta}.red.{and,or}.pred p, a{, b}, {!}c
+    (and barrier{.cta}.red...{.aligned}): a bar.sync on barrier a whose participating threads
+    also reduce predicate c — popc counts the threads with c true, .and / .or combine them —
+    and every participant receives the result. The contributions of the barrier's current
+    phase are kept per (CTA, barrier); each arrival writes the reduction so far to every
+    waiting participant, so the value they read once released is over all of them (also when
+    the barrier completes because other threads exited)."""
+    op = next((q for q in inst.qualifiers if q in BAR_RED_OPS), None)
+    if op is None:
+        raise OperandError("bar.red needs .popc, .and or .or (9.7.13.1)")
+    t = _type(inst)
+    if t != BAR_RED_OPS[op]:
+        raise OperandError(f"bar.red{op} takes type {BAR_RED_OPS[op]}, not {t} (9.7.13.1)")
+    ops = inst.operands
+    if len(ops) not in (3, 4):
+        raise OperandError("bar.red takes d, a{, b}, {!}c")
+    dst, a, c = ops[0], ops[1], ops[-1]
+    b = ops[2] if len(ops) == 4 else None
+    line = inst.loc.line
+    acc = wave.__dict__.setdefault("bar_red", {})        # (cta, id) -> [threads, values]
+
+    def run(idx):
+        ids = wave.read(a, idx, 32).astype(np.int64)
+        if (ids < 0).any() or (ids > 15).any():
+            raise UndefinedBehavior(f"line {line}: barrier id outside 0..15")
+        counts = (wave.read(b, idx, 32).astype(np.int64) if b is not None
+                  else np.full(idx.size, -1, np.int64))
+        pred = wave.read(c, idx, 1)
+        pred = pred.astype(bool) if pred.dtype != np.bool_ else pred
+        keys = wave.cta_of[idx] * 64 + ids
+        for k in np.unique(keys):
+            sel = keys == k
+            key = (int(k) // 64, int(k) % 64)
+            if key not in wave.bars or key not in acc:   # a new phase of this barrier
+                acc[key] = [np.zeros(0, np.int64), np.zeros(0, bool), op]
+            entry = acc[key]
+            if entry[2] != op:
+                raise UndefinedBehavior(f"line {line}: barrier {key[1]} reduces with {op} and "
+                                        f"{entry[2]} in one phase")
+            threads = np.concatenate([entry[0], idx[sel]])
+            vals = np.concatenate([entry[1], pred[sel]])
+            acc[key] = [threads, vals, op]
+            if op == ".popc":
+                res = np.full(threads.size, int(vals.sum()), np.uint32)
+            elif op == ".and":
+                res = np.full(threads.size, bool(vals.all()))
+            else:
+                res = np.full(threads.size, bool(vals.any()))
+            wave.write(dst, threads, res)
+            wave.bar_arrive(idx[sel], ids[sel], counts[sel], True, line)
     return run
 
 

@@ -429,6 +429,7 @@ class Launch:
         self.dynamic_shared = int(dynamic_shared)
         self.gmem = GlobalMemory()
         self.steps = 0
+        self.printf: list = []        # PrintfLine(ctaid, tid, text) of device printf (vprintf)
         self.guard = StepGuard(step_limit)
         self.progress = progress
         self.symbols: dict[str, Symbol] = {}

@@ -95,6 +95,7 @@ class Program:
         # .func bodies reachable through call, appended after the kernel with their registers
         # and parameters renamed "func::name" (PTX registers and params are function-local)
         functions: dict[str, Callee] = {}
+        calls: dict[str, set] = {}                 # function -> the functions it calls
         todo = [i for i in insts if i.opcode == "call"]
         while todo:
             call = todo.pop()
@@ -105,10 +106,14 @@ class Program:
                 f = module.function(name)
             except KeyError:
                 f = None
+            if f is not None and f.body is None and name in EXTERN_FUNCTIONS:
+                # a system call the executor performs itself (entry -1): vprintf
+                functions[name] = Callee(name, -1, [], [])
+                continue
             if f is None or f.body is None:
                 raise UnsupportedFeature(f"line {call.loc.line}: call of '{name}', which has no "
-                                         "body in this module (extern functions such as vprintf "
-                                         "are not modelled)")
+                                         "body in this module (of the extern functions only "
+                                         "vprintf is modelled)")
             local = {p.name for p in list(f.params) + list(f.return_params or [])}
             ftable = RegisterTable(f.registers)
             rename[0] = _renamer(name, lambda n, L=local, T=ftable: n in L or T.get(n) is not None)
@@ -119,7 +124,19 @@ class Program:
             rename[0] = None
             functions[name] = Callee(name, start, [f"{name}::{p.name}" for p in f.params],
                                      [f"{name}::{p.name}" for p in (f.return_params or [])])
+            calls[name] = {_callee_name(i) for i in insts[start:] if i.opcode == "call"}
             todo += [i for i in insts[start:] if i.opcode == "call"]
+        # functions that can call themselves (a cycle of the call graph) save their registers
+        # and parameters per call (exec_ops._call / _ret)
+        for name, callee in functions.items():
+            seen, stack = set(), list(calls.get(name, ()))
+            while stack:
+                g = stack.pop()
+                if g in seen:
+                    continue
+                seen.add(g)
+                stack += calls.get(g, ())
+            callee.recursive = name in seen
         targets: dict[int, int] = {}
         brx: dict[int, list[int]] = {}
         for pc, inst in enumerate(insts):
@@ -149,12 +166,17 @@ class Program:
         return "<end of kernel>"
 
 
+# extern functions with no PTX body that the executor implements (CUDA system calls)
+EXTERN_FUNCTIONS = {"vprintf"}
+
+
 @dataclass
 class Callee:
     name: str
     entry: int                       # pc of its first instruction
     params: list[str]                # renamed formal parameters
     returns: list[str]
+    recursive: bool = False          # on a cycle of the call graph
 
 
 def _param_bytes(v) -> int:

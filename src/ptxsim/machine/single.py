@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ptxsim.errors import OperandError
+from ptxsim.isa.stack import Stack
 from ptxsim.machine.program import Program
 from ptxsim.ptx.instruction import Register, RegisterPair, Vector
 from ptxsim.ptx.module import RegisterTable
@@ -108,9 +109,18 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
         sh.dynamic_bytes = 0
         wave.mbar = Mbarriers(sh)
         wave.tstate[0] = state
+    elif isinstance(state, Stack):
+        # the caller's per-thread stacks: stacksave / alloca / stackrestore and ld / st.local
+        # act on them, so a sequence of execute calls shares one stack
+        if state.threads != 32 * warps:
+            raise OperandError(f"{where}: the Stack has {state.threads} threads; this call runs "
+                               f"{32 * warps}")
+        from ptxsim.machine.exec_ops import attach_stack
+        attach_stack(wave, state)
     elif state is not None:
-        raise OperandError(f"{where}: state must be a ptxsim.isa.cta.CtaState for this "
-                           f"instruction, got {type(state).__name__}")
+        raise OperandError(f"{where}: state must be a ptxsim.isa.cta.CtaState or a "
+                           f"ptxsim.isa.stack.Stack for this instruction, got "
+                           f"{type(state).__name__}")
     for name, a in regs.items():
         wave.regs[name] = a.astype(wave.reg(name).dtype, copy=True)
     idx = np.arange(32 * warps)
