@@ -57,7 +57,8 @@ def main() -> None:
         times = {"this tree": [], args.baseline: []}
         bits = {}
         for r in range(args.rounds):
-            for name, fn in (("this tree", launch), (args.baseline, base_launch)):
+            pair = [("this tree", launch), (args.baseline, base_launch)]
+            for name, fn in (pair if r % 2 == 0 else pair[::-1]):    # no first-in-round bias
                 t, run, c = _run(fn, ptx, n, a, b)
                 times[name].append(t)
                 bits[name] = c.view(np.uint32)
