@@ -1,10 +1,12 @@
 """ptxsim.numerics.mma vs MMA-Sim: same instructions, same input bits, one run.
 
-    PYTHONPATH=src python benchmarks/mma_vs_mmasim.py [--repeat N]
+    PYTHONPATH=src python benchmarks/mma_vs_mmasim.py [--repeat N] [--baseline REV]
 
 Shapes: tcgen05 kind::f16 m128n256k16 (f16 -> f32), kind::f8f6f4 m128n256k32 (e4m3 -> f32),
 kind::mxf4nvf4 m128n256k64 (e2m1, ue4m3 scales, block16).  Both run single-threaded (BLAS and
 torch), best of N.  Prints MAC/s of each, the ratio, and whether the D bits are identical.
+--baseline REV also times ptxsim as of git revision REV (e.g. main) in the same rounds, so the
+before / after ratios see the same machine load.
 """
 from __future__ import annotations
 
@@ -26,23 +28,26 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from ptxsim.numerics import mma  # noqa: E402
 
 
-def best_pair(f, g, repeat):
-    """Best-of-`repeat` times of f and g, in alternating rounds so both see the same machine
-    load; in each round each runs once untimed (warm caches) and once timed."""
-    out_f, out_g = f(), g()
-    tf, tg = [], []
-    for _ in range(repeat):
-        for fn, acc in ((f, tf), (g, tg)):
+def best_of(fns, repeat):
+    """Best-of-`repeat` times of each function, in alternating rounds so all see the same
+    machine load; in each round each runs once untimed (warm caches) and once timed.
+    Returns [(best time, first result)]."""
+    outs = [fn() for fn in fns]
+    times = [[] for _ in fns]
+    for r in range(repeat):
+        order = list(zip(fns, times))
+        for fn, acc in (order if r % 2 == 0 else order[::-1]):   # no first-in-round bias
             fn()
             t0 = time.perf_counter()
             fn()
             acc.append(time.perf_counter() - t0)
-    return min(tf), out_f, min(tg), out_g
+    return [(min(t), o) for t, o in zip(times, outs)]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--baseline", metavar="REV", help="also time ptxsim at this git revision")
     ap.add_argument("--data", choices=["mixed", "normal"], default="mixed",
                     help="mixed: raw bits mixing ordinary values, wide exponents, subnormals and "
                          "zeros (oracle.gen_bits); normal: N(0,1) values rounded to each format")
@@ -73,15 +78,15 @@ def main():
     c = gen_bits(rng, "f32", (M, N))
     op = TCGen05MMA("Blackwell", "m128n256k16.kind::f16.f32.f16.f16")
     cases.append(("kind::f16 m128n256k16 f16->f32", 16,
-                  lambda: mma(a, b, c, arch="sm_100", kind="f16", atype="f16", btype="f16",
-                              ctype="f32", dtype="f32"),
+                  lambda f=mma: f(a, b, c, arch="sm_100", kind="f16", atype="f16", btype="f16",
+                                  ctype="f32", dtype="f32"),
                   lambda: mmasim_dense(op, a, b, c, "f16", "f16", "f32")))
     # e4m3 m128n256k32
     a8, b8 = gen_bits(rng, "e4m3", (M, 32)), gen_bits(rng, "e4m3", (32, N))
     op8 = TCGen05MMA("Blackwell", "m128n256k32.kind::f8f6f4.f32.e4m3.e4m3")
     cases.append(("kind::f8f6f4 m128n256k32 e4m3->f32", 32,
-                  lambda: mma(a8, b8, c, arch="sm_100", kind="f8f6f4", atype="e4m3",
-                              btype="e4m3", ctype="f32", dtype="f32"),
+                  lambda f=mma: f(a8, b8, c, arch="sm_100", kind="f8f6f4", atype="e4m3",
+                                  btype="e4m3", ctype="f32", dtype="f32"),
                   lambda: mmasim_dense(op8, a8, b8, c, "e4m3", "e4m3", "f32")))
     # mxf4nvf4 m128n256k64, ue4m3 block16
     a4, b4 = gen_bits(rng, "e2m1", (M, 64)), gen_bits(rng, "e2m1", (64, N))
@@ -89,18 +94,30 @@ def main():
     op4 = TCGen05MMABlockScale("Blackwell",
                                "m128n256k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3")
     cases.append(("kind::mxf4nvf4 m128n256k64 e2m1 ue4m3 block16", 64,
-                  lambda: mma(a4, b4, c, arch="sm_100", kind="mxf4nvf4", atype="e2m1",
-                              btype="e2m1", ctype="f32", dtype="f32", scale_a=sa, scale_b=sb,
-                              scale_type="ue4m3", block=16),
+                  lambda f=mma: f(a4, b4, c, arch="sm_100", kind="mxf4nvf4", atype="e2m1",
+                                  btype="e2m1", ctype="f32", dtype="f32", scale_a=sa,
+                                  scale_b=sb, scale_type="ue4m3", block=16),
                   lambda: mmasim_scaled(op4, a4, b4, c, sa, sb, "e2m1", "e2m1", "ue4m3", True)))
-    print(f"{'instruction':48s} {'ptxsim MAC/s':>13s} {'MMA-Sim MAC/s':>14s} {'ratio':>7s}  bits")
+    base = None
+    if args.baseline:
+        sys.path.insert(0, HERE)
+        from _baseline import load_baseline
+        load_baseline(args.baseline)
+        from ptxsim_base.numerics import mma as base
+    head = f"{'instruction':48s} {'ptxsim MAC/s':>13s} {'MMA-Sim MAC/s':>14s} {'ratio':>7s}"
+    print(head + (f" {args.baseline + ' ratio':>12s}" if base else "") + "  bits")
     for name, K, ours, theirs in cases:
-        t_ours, d_ours, t_theirs, d_theirs = best_pair(ours, theirs, args.repeat)
+        fns = [ours, theirs]
+        if base is not None:
+            fns.append(lambda ours=ours: ours(base))
+        res = best_of(fns, args.repeat)
+        (t_ours, d_ours), (t_theirs, d_theirs) = res[:2]
         macs = M * N * K
-        same = "identical" if np.array_equal(d_ours, d_theirs) else \
-            f"DIFFER ({int((d_ours != d_theirs).sum())})"
+        same = all(np.array_equal(d_ours, d) for _, d in res[1:])
+        same = "identical" if same else "DIFFER"
+        extra = f" {t_theirs / res[2][0]:11.1f}x" if base is not None else ""
         print(f"{name:48s} {macs / t_ours:13.3e} {macs / t_theirs:14.3e} "
-              f"{t_theirs / t_ours:6.1f}x  {same}")
+              f"{t_theirs / t_ours:6.1f}x{extra}  {same}")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,16 @@
 run by ptxsim's executor: wall time, and the ratio to numpy's float32 matmul of the same size in
 the same run. Also checks the result bit for bit against ptxsim.numerics.
 
-    PYTHONPATH=src python benchmarks/triton_matmul.py [--size 1024]
+    PYTHONPATH=src python benchmarks/triton_matmul.py [--size 1024] [--rounds R] [--baseline REV]
+
+--baseline REV also runs ptxsim as of git revision REV (e.g. main), alternating with this tree
+for R rounds (the PTX parse is cached first, outside the timing), so both see the same load.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from pathlib import Path
 
@@ -19,22 +24,51 @@ from ptxsim.numerics import mma
 PTX = Path(__file__).parents[1] / "tests" / "data" / "ptx" / "triton" / "matmul_bf16.ptx"
 
 
+def _run(launch_fn, ptx, n, a, b):
+    c = np.zeros((n, n), np.float32)
+    t0 = time.perf_counter()
+    run = launch_fn(ptx, "matmul_kernel", (n // 128, n // 128), 128,
+                    args=[a.view(np.uint16), b.view(np.uint16), c, n, n, n, n, 1, n, 1, n, 1,
+                          np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
+                    dynamic_shared=160 * 1024)
+    return time.perf_counter() - t0, run, c
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--no-check", action="store_true")
-    n = ap.parse_args().size
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--baseline", metavar="REV", help="also time ptxsim at this git revision")
+    args = ap.parse_args()
+    n = args.size
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
-    c = np.zeros((n, n), np.float32)
     ptx = PTX.read_text()
-    t0 = time.perf_counter()
-    run = launch(ptx, "matmul_kernel", (n // 128, n // 128), 128,
-                 args=[a.view(np.uint16), b.view(np.uint16), c, n, n, n, n, 1, n, 1, n, 1,
-                       np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
-                 dynamic_shared=160 * 1024)
-    t_sim = time.perf_counter() - t0
+    if args.baseline:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from _baseline import load_baseline
+        load_baseline(args.baseline)
+        from ptxsim_base.machine.executor import launch as base_launch
+        small = [np.ascontiguousarray(x[:128, :128]) for x in (a, b)]
+        _run(base_launch, ptx, 128, *small)                           # parse, outside timing
+        _run(launch, ptx, 128, *small)
+        times = {"this tree": [], args.baseline: []}
+        bits = {}
+        for r in range(args.rounds):
+            pair = [("this tree", launch), (args.baseline, base_launch)]
+            for name, fn in (pair if r % 2 == 0 else pair[::-1]):    # no first-in-round bias
+                t, run, c = _run(fn, ptx, n, a, b)
+                times[name].append(t)
+                bits[name] = c.view(np.uint32)
+                print(f"round {r}: {name}: {t:.2f} s", flush=True)
+        print("D bits identical to the baseline's:",
+              bool(np.array_equal(*bits.values())))
+        for name, ts in times.items():
+            print(f"{name}: median {np.median(ts):.2f} s, min {min(ts):.2f}, max {max(ts):.2f} "
+                  f"({len(ts)} runs)")
+    t_sim, run, c = _run(launch, ptx, n, a, b)
     af, bf = a.astype(np.float32), b.astype(np.float32)
     t0 = time.perf_counter()
     ref = af @ bf
@@ -43,7 +77,7 @@ def main() -> None:
           f"({run.steps} scheduler steps, {n // 128 * n // 128} CTAs)")
     print(f"numpy float32 matmul same size: {t_np * 1e3:.2f} ms; ratio {t_sim / t_np:.0f}x")
     print(f"max |ptxsim - numpy f32| = {np.abs(c - ref).max():.3g}")
-    if not ap.parse_args().no_check:
+    if not args.no_check:
         d = np.zeros((n, n), np.uint32)
         for k in range(0, n, 16):
             d = mma(a.view(np.uint16)[:, k:k + 16], b.view(np.uint16)[k:k + 16], d,

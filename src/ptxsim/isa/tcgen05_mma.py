@@ -629,13 +629,8 @@ def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a", ptx_
     return desc, datapath_layout(desc.m, mma.cta_group, mma.sparse, mma.ws)
 
 
-def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
-                d_tmem: int, b_desc: int, idesc: int, enable_input_d: bool = True,
-                a_desc: int | None = None, a_tmem: int | None = None,
-                sp_meta_tmem: int | None = None, scale_a_tmem: int | None = None,
-                scale_b_tmem: int | None = None, disable_output_lane=None,
-                scale_input_d: int | None = None, zero_column_mask: int | None = None,
-                target: str = "sm_100a", ptx_version=None, **qualifiers) -> MmaResult:
+def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None,
+                **operands) -> MmaResult:
     """Execute one tcgen05.mma{.ws}{.sp} on `state` (a CtaState for .cta_group::1, a
     CtaPairState for ::2) and update its Tensor Memory and collector buffers.
 
@@ -645,6 +640,28 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     scale_input_d, zero_column_mask (64-bit descriptor). Descriptors are ints (raw bits).
     target / ptx_version: the module's .target and .version (None: no PTX ISA note check).
     Returns an MmaResult; raises a named ptxsim error for everything illegal or undefined.
+    """
+    steps = _mma_steps(state, mma, **operands)
+    try:
+        req = next(steps)
+        while True:                  # run each numerics request the steps make, in order
+            req = steps.send(None if req is None else req[0](*req[1], **req[2]))
+    except StopIteration as done:
+        return done.value
+
+
+def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
+               d_tmem: int, b_desc: int, idesc: int, enable_input_d: bool = True,
+                a_desc: int | None = None, a_tmem: int | None = None,
+                sp_meta_tmem: int | None = None, scale_a_tmem: int | None = None,
+                scale_b_tmem: int | None = None, disable_output_lane=None,
+                scale_input_d: int | None = None, zero_column_mask: int | None = None,
+                target: str = "sm_100a", ptx_version=None, **qualifiers):
+    """`tcgen05_mma` as a generator, so that a batch of instructions can share numerics calls
+    (`tcgen05_mma_batch`).  It reads every operand and yields each numerics computation as a
+    request (function, args, kwargs), receiving D's bits back; then yields None once all reads
+    are done, and on resumption writes Tensor Memory and the collector buffers and returns the
+    MmaResult.  Nothing is written before that last resumption.
     """
 
     if mma is None:
@@ -812,21 +829,24 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
                 kw = dict(scale_a=np.repeat(sfa, rep, axis=1),
                           scale_b=np.repeat(sfb, rep, axis=1).T,
                           scale_type=desc.scale_type_name, block=block)
-            d = _mma_sparse_numerics(a_stored, b.T[sel_cols], c, kind=mma.kind, atype=atype,
-                                     btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
-                                     scale_input_d=sid, **kw)
+            d = yield (_mma_sparse_numerics, (a_stored, b.T[sel_cols], c),
+                       dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                            satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
         else:
-            d = _mma_numerics(a, b.T, c, kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                              satfinite=bool(desc.saturate), scale_input_d=sid, **kw)
+            d = yield (_mma_numerics, (a, b.T, c),
+                       dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                            satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
         if a_hi is not None:    # D columns [N/2, N) come from lanes 64..127 and their A copy
             h = N // 2          # (dense only: a sparse A with two copies is UnsupportedFeature)
-            d[:, h:] = _mma_numerics(a_hi, b[h:].T, c[:, h:], kind=mma.kind, atype=atype,
-                                     btype=btype, dtype=dtype, satfinite=bool(desc.saturate),
-                                     scale_input_d=sid)
+            d = d.copy()
+            d[:, h:] = yield (_mma_numerics, (a_hi, b[h:].T, c[:, h:]),
+                              dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                                   satfinite=bool(desc.saturate), scale_input_d=sid))
         res.d.append(d)
         keep = ~disabled[ci][d_lanes]
         writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
 
+    yield None                                   # every read is done; now the writes
     for cta, lanes, cols, vals in writes:        # all reads happen before any write
         cta.tmem.cells[lanes, cols] = vals
     for update in updates:
@@ -834,16 +854,85 @@ def tcgen05_mma(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *
     return res
 
 
-def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
-    """Run a parsed tcgen05.mma instruction (a `ptxsim.ptx.Instruction`, or anything with
-    `.mnemonic` and `.operands` of the front end's operand classes) issued by one thread.
+def _batch_key(req):
+    """Requests with equal keys can share one numerics.mma_batch call (None: run alone)."""
+    fn, (a, b, c), kw = req
+    if fn is not _mma_numerics or kw.get("scale_input_d"):
+        return None
+    sa, sb = kw.get("scale_a"), kw.get("scale_b")
+    return (kw["kind"], kw["atype"], kw["btype"], kw["dtype"], kw.get("satfinite", False),
+            kw.get("scale_type"), kw.get("block"), a.shape, b.shape, c.shape,
+            a.dtype.str, b.dtype.str, c.dtype.str,
+            None if sa is None else (sa.shape, sa.dtype.str),
+            None if sb is None else (sb.shape, sb.dtype.str))
 
-    read(name) -> int: the issuing thread's register value (64-bit descriptors as ints,
-    predicates as 0/1). Operands follow the syntax forms of 9.7.16.10.9.1-4:
-    [d-tmem], a-desc | [a-tmem], b-desc, {[sp-meta-tmem]}, idesc, then either
-    [scale-A-tmem], [scale-B-tmem], enable-input-d (.block_scale) or
-    {disable-output-lane}, enable-input-d, {scale-input-d | zero-column-mask-desc}.
+
+def _run_batched(reqs: list) -> list:
+    """The D bits of each numerics request; requests of one form in one batched call."""
+    from ptxsim.numerics import mma_batch
+    groups: dict = {}
+    for i, r in enumerate(reqs):
+        groups.setdefault(_batch_key(r) or ("alone", i), []).append(i)
+    out = [None] * len(reqs)
+    for key, members in groups.items():
+        if key[0] == "alone" or len(members) == 1:
+            for i in members:
+                fn, args, kw = reqs[i]
+                out[i] = fn(*args, **kw)
+            continue
+        kw = dict(reqs[members[0]][2])
+        kw.pop("scale_input_d", None)
+        stack = [np.stack([reqs[i][1][n] for i in members]) for n in range(3)]
+        for name in ("scale_a", "scale_b"):
+            if kw.get(name) is not None:
+                kw[name] = np.stack([reqs[i][2][name] for i in members])
+        d = mma_batch(*stack, arch=ARCH, ctype=kw["dtype"], **kw)
+        for t, i in enumerate(members):
+            out[i] = d[t]
+    return out
+
+
+def _finisher(steps):
+    def finish() -> MmaResult:
+        try:
+            steps.send(None)
+        except StopIteration as done:
+            return done.value
+        raise RuntimeError("tcgen05_mma steps yielded after their reads were done")
+    return finish
+
+
+def tcgen05_mma_batch(calls) -> list:
+    """Several tcgen05.mma at once: read every instruction's operands, run the numerics of
+    those of one form (kind, types, shapes) as one `numerics.mma_batch` call, and hand back,
+    per instruction, a `finish()` that writes its D and collector buffers and returns its
+    MmaResult.  Bits are those of `tcgen05_mma` run alone (mma_batch is bit-identical per
+    entry).
+
+    calls: [(state, mma, operands dict)] as `tcgen05_mma` takes them.  The caller guarantees
+    the instructions are independent: pairwise disjoint CTAs, so none reads what another
+    writes.  Call each finish() once, in any order.  If reading or computing raises, nothing
+    has been written and every finish() runs its instruction alone, so the error comes from
+    the same instruction at the same point as without batching.
     """
+    gens = [_mma_steps(st, m, **ops) for st, m, ops in calls]
+    try:
+        reqs = [next(g) for g in gens]
+        while any(r is not None for r in reqs):
+            live = [i for i, r in enumerate(reqs) if r is not None]
+            results = _run_batched([reqs[i] for i in live])
+            for i, d in zip(live, results):
+                reqs[i] = gens[i].send(d)
+    except Exception:          # noqa: BLE001 -- replayed one by one, where it raises again
+        for g in gens:
+            g.close()
+        return [lambda st=st, m=m, ops=ops: tcgen05_mma(st, m, **ops) for st, m, ops in calls]
+    return [_finisher(g) for g in gens]
+
+
+def parse_operands(inst, read) -> tuple:
+    """(Tcgen05Mma, operands dict) of a parsed tcgen05.mma issued by one thread; see
+    `execute_parsed`."""
     mnemonic = getattr(inst, "mnemonic", None) or str(inst)
     ops = list(getattr(inst, "operands", ()))
     where = getattr(inst, "text", "") or mnemonic
@@ -899,7 +988,36 @@ def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
         i += 1
     if i != len(ops):
         raise OperandError(f"'{where}': {len(ops) - i} operand(s) too many for {mnemonic}")
-    return tcgen05_mma(state, Tcgen05Mma.from_opcode(mnemonic, **flags), target=target, **kw)
+    return Tcgen05Mma.from_opcode(mnemonic, **flags), kw
+
+
+def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
+    """Run a parsed tcgen05.mma instruction (a `ptxsim.ptx.Instruction`, or anything with
+    `.mnemonic` and `.operands` of the front end's operand classes) issued by one thread.
+
+    read(name) -> int: the issuing thread's register value (64-bit descriptors as ints,
+    predicates as 0/1). Operands follow the syntax forms of 9.7.16.10.9.1-4:
+    [d-tmem], a-desc | [a-tmem], b-desc, {[sp-meta-tmem]}, idesc, then either
+    [scale-A-tmem], [scale-B-tmem], enable-input-d (.block_scale) or
+    {disable-output-lane}, enable-input-d, {scale-input-d | zero-column-mask-desc}.
+    """
+    mma, kw = parse_operands(inst, read)
+    return tcgen05_mma(state, mma, target=target, **kw)
+
+
+def execute_parsed_batch(items, target: str = "sm_100a") -> list:
+    """`execute_parsed` for several instructions of independent CTAs (`tcgen05_mma_batch`):
+    items [(state, inst, read)] -> one finish() per item, each returning its MmaResult."""
+    calls = []
+    for state, inst, read in items:
+        try:
+            mma, kw = parse_operands(inst, read)
+        except Exception:      # noqa: BLE001 -- replayed one by one, where it raises again
+            return [lambda st=st, i=i, r=r: execute_parsed(st, i, r, target)
+                    for st, i, r in items]
+        calls.append((state, mma, dict(kw, target=target)))
+    return tcgen05_mma_batch(calls)
+
 
 
 def handle_instruction(inst, regs, target, state=None) -> dict:

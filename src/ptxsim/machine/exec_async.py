@@ -236,6 +236,36 @@ def _captured(wave, inst, t):
     return vals
 
 
+class _MmaBatch:
+    """The tcgen05.mma of one instruction issued by the threads of different CTAs in one
+    scheduler step (the CTAs of a wave run in step).  They are independent (disjoint CTAs, so
+    none reads what another writes), so when the first of them completes, the operands of all
+    still pending are read and their numerics run as one batched call
+    (`isa.tcgen05_mma.execute_parsed_batch`); each then writes its D when it completes itself,
+    in the queue's order, as before.  Reading a pending MMA's operands early is within what
+    the hardware may do (it reads them at some point between issue and completion), and the
+    program may not change them before the completion it waits for (9.7.16.6)."""
+
+    def __init__(self, inst, target):
+        self.inst, self.target = inst, target
+        self.members = []            # (state, captured registers)
+        self.finish = {}             # member -> finish() once its operands were read
+
+    def add(self, st, vals):
+        i = len(self.members)
+        self.members.append((st, vals))
+        return lambda: self.perform(i)
+
+    def perform(self, i):
+        from ptxsim.isa.tcgen05_mma import execute_parsed_batch
+        if i not in self.finish:
+            todo = [j for j in range(len(self.members)) if j not in self.finish]
+            items = [(st, self.inst, vals.__getitem__) for st, vals in
+                     (self.members[j] for j in todo)]
+            self.finish.update(zip(todo, execute_parsed_batch(items, self.target)))
+        return self.finish.pop(i)()
+
+
 def _mma(wave, inst):
     from ptxsim.isa.tcgen05_mma import execute_parsed
     cg = _cta_group(inst)
@@ -243,13 +273,19 @@ def _mma(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
+        batch, used = (_MmaBatch(inst, target), set()) if len(idx) > 1 else (None, None)
         for t in idx:
             t = int(t)
             cta = int(wave.cta_of[t])
             st = pair_state(wave, cta) if cg == 2 else cta_state(wave, cta)
             vals = _captured(wave, inst, t)
-            wave.proxy.issue(t, "mma", perform=lambda st=st, vals=vals: execute_parsed(
-                st, inst, vals.__getitem__, target), cta_group=cg, what=text)
+            if batch is not None and id(st) not in used:     # one MMA per CTA (pair) a batch
+                used.add(id(st))
+                perform = batch.add(st, vals)
+            else:
+                perform = (lambda st=st, vals=vals: execute_parsed(st, inst, vals.__getitem__,
+                                                                   target))
+            wave.proxy.issue(t, "mma", perform=perform, cta_group=cg, what=text)
         _adv(wave, idx)
     return run
 

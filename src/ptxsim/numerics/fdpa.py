@@ -49,7 +49,11 @@ def _scratch(name: str, shape, dtype) -> np.ndarray:
 
 # A block goes elementwise over the whole tile when more than this fraction of its outputs need
 # truncation; below it, one float64 matrix product plus a gathered elementwise pass.
-FULL_TILE_FRACTION = 0.25
+FULL_TILE_FRACTION = 0.1
+# ... judged first by a cheap sufficient test (lowest set bits of row and column); when that
+# leaves more than FULL_TILE_FRACTION but fewer than REFINE_FRACTION inexact, the exact
+# per-product test decides (bf16 N(0, 1) tiles: 21% -> 7% of outputs)
+REFINE_FRACTION = 0.35     # the exact test cuts the count ~3x: worth it only if that may reach 0.1
 
 P_WEIGHT = 8        # weights 2^(8e): a sum of up to 128 of them never reaches the next 2^8 step
 
@@ -66,20 +70,20 @@ def products_fit_f32(atype: str, btype: str) -> bool:
 # ---- step 2: the largest exponent ----------------------------------------------------------
 
 def _prod_emax(ae, be, anz, bnz):
-    """max_k (ae[k, i] + be[k, j]) over the nonzero finite products, with BLAS.
+    """max_k (ae[t, k, i] + be[t, k, j]) over the nonzero finite products, with BLAS.
 
     Each product exponent e becomes the weight 2^(8 (e - alpha_i - beta_j)) (alpha, beta: row and
     column maxima), so sum_k weight = 2^(8 delta) * [1, 64] and floor(log2 / 8) = delta.  Rounding
     cannot cross 2^(8 delta) or 2^(8 delta + 8) (sums of nonnegative terms).  When exponents
     spread so far that a weight could underflow a double, the outputs it hits are redone
     exactly, elementwise.
-    ae (L, M), be (L, N) int32; anz / bnz: nonzero finite masks.
+    ae (T, L, M), be (T, L, N) int32; anz / bnz: nonzero finite masks; T independent MMAs.
     Returns (emax or ZERO_EXP where no such product, count of such products or None if all).
     """
-    alpha = np.where(anz, ae, ZERO_EXP).max(axis=0, initial=ZERO_EXP)
-    beta = np.where(bnz, be, ZERO_EXP).max(axis=0, initial=ZERO_EXP)
-    da = np.where(anz, ae - alpha[None, :], 0)           # <= 0 where it counts
-    db = np.where(bnz, be - beta[None, :], 0)
+    alpha = np.where(anz, ae, ZERO_EXP).max(axis=-2, initial=ZERO_EXP)     # (..., M)
+    beta = np.where(bnz, be, ZERO_EXP).max(axis=-2, initial=ZERO_EXP)      # (..., N)
+    da = np.where(anz, ae - alpha[..., None, :], 0)           # <= 0 where it counts
+    db = np.where(bnz, be - beta[..., None, :], 0)
     spread = -int(da.min(initial=0)) - int(db.min(initial=0))
     wide = spread * P_WEIGHT >= 1000
     with np.errstate(over="ignore", under="ignore"):
@@ -89,40 +93,41 @@ def _prod_emax(ae, be, anz, bnz):
         else:                                            # exact powers of two from the bits
             wa = np.where(anz, _pow2(P_WEIGHT * da, np.float64), 0.0)
             wb = np.where(bnz, _pow2(P_WEIGHT * db, np.float64), 0.0)
-    w = wa.T @ wb
+    w = wa.swapaxes(-1, -2) @ wb                                          # (..., M, N)
     if wide:                                          # w may be subnormal
         _, e = np.frexp(w)
         log2w = e - 1
     else:                                             # w >= 2^-1000: read its exponent field
         log2w = (w.view(np.int64) >> 52) - 1023
-    emax = (alpha[:, None] + beta[None, :]) + (log2w >> 3).astype(np.int32)   # floor(/ 8)
+    emax = (alpha[..., :, None] + beta[..., None, :]) + (log2w >> 3).astype(np.int32)  # floor(/8)
     if anz.all() and bnz.all():
         count = None
     else:
-        count = anz.T.astype(np.float32) @ bnz.astype(np.float32)
+        count = anz.swapaxes(-1, -2).astype(np.float32) @ bnz.astype(np.float32)
         emax[count == 0] = ZERO_EXP
     if not wide:
         return emax, count
     lost = (w == 0) if count is None else (w == 0) & (count > 0)
     if lost.any():
-        i, j = np.nonzero(lost)
-        pe = np.where(anz[:, i] & bnz[:, j], ae[:, i] + be[:, j], ZERO_EXP)
-        emax[i, j] = pe.max(axis=0)
+        t, i, j = np.nonzero(lost)
+        # advanced indices around a slice: shape (n, L)
+        pe = np.where(anz[t, :, i] & bnz[t, :, j], ae[t, :, i] + be[t, :, j], ZERO_EXP)
+        emax[t, i, j] = pe.max(axis=1)
     return emax, count
 
 
 def _emax(ae, be, az, bz, asp, bsp, c: Unpacked, e_zero: int):
     """Largest alignment exponent per output: products, c, and e_zero for zero terms.
-    ae, az, asp: (L, M) exponent / zero / special of A's block; be, bz, bsp: (L, N).
-    Returns (emax, largest product exponent alone)."""
-    L = ae.shape[0]
+    ae, az, asp: (T, L, M) exponent / zero / special of A's block; be, bz, bsp: (T, L, N).
+    Returns (emax, largest product exponent alone), (T, M, N)."""
+    L = ae.shape[-2]
     e, count = _prod_emax(ae, be, ~(az | asp), ~(bz | bsp))
     if count is None:                                  # no zero and no special element
         has_zero_term = c.zero
     else:
         if asp.any() or bsp.any():                    # products with an Inf/NaN are not zeros
-            count = count + asp.T.astype(np.float32) @ (~bz).astype(np.float32) + \
-                (~az & ~asp).T.astype(np.float32) @ bsp.astype(np.float32)
+            count = count + asp.swapaxes(-1, -2).astype(np.float32) @ (~bz).astype(np.float32) \
+                + (~az & ~asp).swapaxes(-1, -2).astype(np.float32) @ bsp.astype(np.float32)
         has_zero_term = (count < L) | c.zero
     emax = np.maximum(e, c.exp)
     np.maximum(emax, e_zero, out=emax, where=has_zero_term)
@@ -132,7 +137,7 @@ def _emax(ae, be, az, bz, asp, bsp, c: Unpacked, e_zero: int):
 # ---- steps 3-4: truncate, sum, round -------------------------------------------------------
 
 def _sum_units(x: np.ndarray, scale: np.ndarray, safe: int, finite: bool) -> np.ndarray:
-    """Scale products (L, M, N) to grid units, truncate, and sum them exactly.
+    """Scale products (T, L, M, N) to grid units, truncate, and sum them exactly over L.
 
     Finite terms: one pass multiplies and converts to int32 (the conversion truncates toward
     zero); then pairwise int32 adds while a partial sum covers at most `safe` terms (no
@@ -140,15 +145,17 @@ def _sum_units(x: np.ndarray, scale: np.ndarray, safe: int, finite: bool) -> np.
     (propagates Inf/NaN)."""
     if not finite:
         x *= scale
-        return np.trunc(x, out=x).sum(axis=0, dtype=np.float64)
+        return np.trunc(x, out=x).sum(axis=1, dtype=np.float64)
     v = _scratch("units", x.shape, np.int32)
     np.multiply(x, scale, out=v, casting="unsafe")
-    n, width = v.shape[0], 1
+    n, width = v.shape[1], 1
     while n > 1 and n % 2 == 0 and 2 * width <= safe:
         n //= 2
         width *= 2
-        np.add(v[:n], v[n:2 * n], out=v[:n])
-    return v[:n].sum(axis=0, dtype=np.int64).astype(np.float64)
+        np.add(v[:, :n], v[:, n:2 * n], out=v[:, :n])
+    if n == 1:
+        return v[:, 0].astype(np.float64)
+    return v[:, :n].sum(axis=1, dtype=np.int64).astype(np.float64)
 
 
 def _finish(units: np.ndarray, c: Unpacked, shift: np.ndarray, rho: str):
@@ -169,9 +176,72 @@ def _pow2(shift: np.ndarray, dtype) -> np.ndarray:
     return ((np.clip(shift, -1022, 1023) + 1023).astype(np.int64) << 52).view(np.float64)
 
 
+# A float64 tile (bf16, tf32, scale-folded operands: their products overflow or underflow a
+# float32) runs in float32 after scaling row i of A by 2^-alpha_i and column j of B by
+# 2^-beta_j (their largest exponents) when the exponent gap D below is at most this.
+PRESCALE_MAX_GAP = 99
+
+
+def _prescaled_f32(av, ae, al, a_out, bv, be, bl, b_out, sh, eprod):
+    """A's block (T, L, M) and B's (T, L, N) as float32 a~ = a 2^-alpha_i, b~ = b 2^-beta_j,
+    and the shift sh + alpha_i + beta_j that scales a~ b~ like sh scales a b -- or
+    (None, None, sh) when that would not be exact.
+
+    Exactness.  Let D = max over outputs with a nonzero product of alpha_i + beta_j - eprod_ij
+    (>= 0), and require D <= 99 and at most 11 significant bits per element (checked;
+    tf32 / f16 11, bf16 8, f8/f6/f4 <= 4, scale factors are powers of two).  A term contributes
+    trunc(a~ b~ 2^(sh + alpha + beta)) with sh + alpha + beta <= F + D <= 124
+    (sh <= F - eprod).  If the true a~ b~ >= 2^-126: both factors >= 2^-127 (each < 2), so
+    their lowest bits are >= 2^-138 and a~, b~ are exact in float32, and a~ b~ (<= 22
+    significant bits, normal) is exact too; scaling by a power of two whose result is below
+    2^(F+2) is exact.  If the true a~ b~ < 2^-126, the term is trunc(< 2^(-126+124)) ... with
+    the computed (possibly underflowed, rounded-down-or-up-to-2^-126) a~ b~ <= 2^-125, the
+    scaled value is <= 2^-1 < 1 either way: 0, as it is exactly.  Finite operands only (the
+    caller's condition): an Inf times a factor that underflowed to 0 would become NaN."""
+    big = np.int32(-ZERO_EXP)
+    if int(np.where(a_out, 0, ae - al).max(initial=0)) > 10 or \
+            int(np.where(b_out, 0, be - bl).max(initial=0)) > 10:      # > 11 significant bits
+        return None, None, sh
+    alpha = np.where(a_out, ZERO_EXP, ae).max(axis=1)                    # (T, M)
+    beta = np.where(b_out, ZERO_EXP, be).max(axis=1)                     # (T, N)
+    gap = alpha[:, :, None] + beta[:, None, :] - eprod
+    gap = np.where(eprod > ZERO_EXP, gap, -big)
+    if int(gap.max(initial=0)) > PRESCALE_MAX_GAP:
+        return None, None, sh
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        a32 = (av * _pow2(-alpha, np.float64)[:, None, :]).astype(np.float32)
+        b32 = (bv * _pow2(-beta, np.float64)[:, None, :]).astype(np.float32)
+    # rows / columns without a nonzero finite element: alpha = ZERO_EXP, their products are
+    # 0 (or Inf/NaN): any in-range shift does
+    ab = np.maximum(alpha, -200)[:, :, None] + np.maximum(beta, -200)[:, None, :]
+    return a32, b32, sh + ab
+
+
+def _lift(u: Unpacked, lsb: bool = True) -> Unpacked:
+    """The same operand with a leading batch axis of one."""
+    return Unpacked(u.value[None], u.exp[None], u.zero[None], u.special[None],
+                    u.lsb[None] if lsb else None)
+
+
 def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out: str,
           compute_dtype) -> np.ndarray:
     """Plain (and scale-folded) fused model.  a (M, K), b (K, N), c (M, N).  Returns D bits.
+    A batch of independent MMAs (a (T, M, K), b (T, K, N), c (T, M, N)) goes to `fused_batch`."""
+    if a.value.ndim == 3:
+        return fused_batch(a, b, c, p, rho, dtype_out, compute_dtype)
+    return fused_batch(_lift(a), _lift(b), _lift(c, lsb=False), p, rho, dtype_out,
+                       compute_dtype)[0]
+
+
+# Batches go through the elementwise path in chunks of at most this many product terms (the
+# scratch arrays stay a few MiB: fresh or huge arrays cost more in page faults than the work)
+TILE_TERMS = 1 << 18
+
+
+def fused_batch(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out: str,
+                compute_dtype) -> np.ndarray:
+    """`fused` for T independent MMAs at once: a (T, M, K), b (T, K, N), c (T, M, N).
+    Returns D bits (T, M, N), each MMA's bits exactly as `fused` gives them alone.
 
     Per block, outputs are split in two:
     * exact outputs -- every product of row i and column j already lies on the grid
@@ -179,43 +249,83 @@ def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out:
       products' sum is one float64 matrix product (exact: < 2^32 grid units);
     * the rest -- products formed, scaled, truncated and summed elementwise: for the whole tile
       when many outputs need it, else only for those outputs.
+    Both give the same bits (every sum is exact); the split only chooses the cheaper work.
     """
-    M, K = a.value.shape
-    N = b.value.shape[1]
+    T, M, K = a.value.shape
+    N = b.value.shape[2]
     safe = 1 << max(0, 29 - p.F)                 # terms of < 2^(F+2) an int32 sum can hold
-    aT = [x.T for x in (a.value, a.exp, a.zero, a.special, a.lsb)]      # (K, M)
-    bb = [b.value, b.exp, b.zero, b.special, b.lsb]                     # (K, N)
+    aT = [x.swapaxes(1, 2) for x in (a.value, a.exp, a.zero, a.special, a.lsb)]  # (T, K, M)
+    bb = [b.value, b.exp, b.zero, b.special, b.lsb]                               # (T, K, N)
+    rows = None                    # A's rows and B's columns, (T*M, K) / (T*N, K), for gathers
     bits = None
+    given_dtype = compute_dtype
     for k0 in range(0, K, p.L):
+        compute_dtype = given_dtype
         k1 = min(k0 + p.L, K)
+        L = k1 - k0
         if bits is not None:
             c = unpack(bits, dtype_out)
-        av, ae, az, asp, al = (x[k0:k1] for x in aT)
-        bv, be, bz, bsp, bl = (x[k0:k1] for x in bb)
+        av, ae, az, asp, al = (x[:, k0:k1] for x in aT)
+        bv, be, bz, bsp, bl = (x[:, k0:k1] for x in bb)
         emax, eprod = _emax(ae, be, az, bz, asp, bsp, c, p.e_zero)
         shift = (p.F - emax).astype(np.int32)
         # sufficient test for "no product is truncated": lowest bits of row i and column j
-        a_spec, b_spec = asp.any(axis=0), bsp.any(axis=0)
-        exact = (al.min(axis=0)[:, None] + bl.min(axis=0)[None, :]) >= -shift
-        exact &= ~a_spec[:, None] & ~b_spec[None, :]
-        n_inexact = M * N - int(np.count_nonzero(exact))
+        a_spec, b_spec = asp.any(axis=1), bsp.any(axis=1)                # (T, M), (T, N)
+        exact = (al.min(axis=1)[:, :, None] + bl.min(axis=1)[:, None, :]) >= -shift
+        exact &= ~a_spec[:, :, None] & ~b_spec[:, None, :]
+        n_inexact = exact.size - int(np.count_nonzero(exact))
+        if FULL_TILE_FRACTION * exact.size < n_inexact < REFINE_FRACTION * exact.size:
+            # the exact test, product by product: min_k (lsb_a[i, k] + lsb_b[k, j]) >= grid,
+            # by the same BLAS max-finder as emax (a product's lowest set bit is the sum of
+            # its factors': odd significand times odd significand is odd)
+            neg_lsb, _ = _prod_emax(-al, -bl, ~(az | asp), ~(bz | bsp))
+            exact = -neg_lsb >= -shift
+            exact &= ~a_spec[:, :, None] & ~b_spec[:, None, :]
+            n_inexact = exact.size - int(np.count_nonzero(exact))
         with np.errstate(invalid="ignore", over="ignore"):
-            if n_inexact > FULL_TILE_FRACTION * M * N:
-                x = _scratch("terms", (k1 - k0, M, N), compute_dtype)
-                np.multiply(av.astype(compute_dtype)[:, :, None],
-                            bv.astype(compute_dtype)[:, None, :], out=x)
+            if n_inexact > FULL_TILE_FRACTION * exact.size:
                 # where emax >= eprod + F + 2 every product (< 2^(eprod+2)) truncates to 0; a
                 # shift of -eprod-2 gives the same zeros and keeps them out of the (slow)
                 # subnormal range
-                units = _sum_units(x, _pow2(np.maximum(shift, -2 - eprod), compute_dtype)[None],
-                                   safe, finite=not (a_spec.any() or b_spec.any()))
+                sh = np.maximum(shift, -2 - eprod)
+                finite = not (a_spec.any() or b_spec.any())
+                avc = bvc = None
+                if compute_dtype == np.float64 and finite:
+                    avc, bvc, sh = _prescaled_f32(av, ae, al, az | asp, bv, be, bl, bz | bsp,
+                                                  sh, eprod)
+                    if avc is not None:
+                        compute_dtype = np.float32
+                if avc is None:
+                    avc, bvc = av.astype(compute_dtype), bv.astype(compute_dtype)
+                scale = _pow2(sh, compute_dtype)[:, None]
+                step = max(1, TILE_TERMS // (L * M * N))
+                units = np.empty((T, M, N)) if step < T else None
+                for t0 in range(0, T, step):
+                    t1 = min(T, t0 + step)
+                    x = _scratch("terms", (t1 - t0, L, M, N), compute_dtype)
+                    np.multiply(avc[t0:t1, :, :, None], bvc[t0:t1, :, None, :], out=x)
+                    u = _sum_units(x, scale[t0:t1], safe, finite)
+                    if units is None:
+                        units = u
+                    else:
+                        units[t0:t1] = u
             else:
-                units = np.ldexp(np.where(a_spec[:, None] | b_spec[None, :], 0.0, av.T @ bv),
-                                 shift)
+                units = np.ldexp(np.where(a_spec[:, :, None] | b_spec[:, None, :], 0.0,
+                                          av.swapaxes(1, 2) @ bv), shift)
                 if n_inexact:
-                    i, j = np.nonzero(~exact)
-                    x = np.ldexp(av[:, i] * bv[:, j], shift[i, j][None, :])  # (L, n) exact
-                    units[i, j] = np.trunc(x).sum(axis=0)
+                    t, i, j = np.nonzero(~exact)
+                    if rows is None:
+                        rows = (a.value.reshape(T * M, K),
+                                np.ascontiguousarray(b.value.swapaxes(1, 2)).reshape(T * N, K))
+                    # (n, L) exact products of the rows and columns of the inexact outputs,
+                    # into reused buffers (fresh multi-MiB arrays cost page faults)
+                    x = _scratch("rows_a", (t.size, L), np.float64)
+                    y = _scratch("cols_b", (t.size, L), np.float64)
+                    np.take(rows[0][:, k0:k1], t * M + i, axis=0, out=x)
+                    np.take(rows[1][:, k0:k1], t * N + j, axis=0, out=y)
+                    x *= y
+                    x *= _pow2(shift[t, i, j], np.float64)[:, None]    # exact, see `_pow2`
+                    units[t, i, j] = np.trunc(x, out=x).sum(axis=1)
         bits = _finish(units, c, shift, rho)
     return bits
 
