@@ -690,8 +690,29 @@ def matrix_descriptor_encode(x: int) -> int:
     return (x & 0x3FFFF) >> 4
 
 
+class _Descriptor64:
+    """encode / decode shared by the 64-bit descriptors: named bit-fields (`_FIELDS`) plus the
+    reserved bits (`_RESERVED`), which decode keeps so that any value round-trips."""
+    _FIELDS: tuple[BitField, ...] = ()
+    _RESERVED = 0
+    _NAME = ""
+    _RESERVED_WHY = ""
+
+    def encode(self) -> int:
+        if self.reserved & ~self._RESERVED:
+            raise DescriptorError("reserved", self.reserved, self._RESERVED_WHY, self._NAME)
+        return _pack(self, self._FIELDS, self._NAME) | self.reserved
+
+    @classmethod
+    def decode(cls, value: int):
+        value = int(value)
+        if not 0 <= value < 1 << 64:
+            raise DescriptorError("desc", value, f"a {cls._NAME} is a 64-bit value", cls._NAME)
+        return cls(reserved=value & cls._RESERVED, **{f.name: f.get(value) for f in cls._FIELDS})
+
+
 @dataclass(frozen=True)
-class SmemDescriptor:
+class SmemDescriptor(_Descriptor64):
     """A shared-memory matrix descriptor (Table 40), raw fields (addresses and offsets >> 4)."""
     start_address: int = 0
     lbo: int = 0
@@ -703,19 +724,8 @@ class SmemDescriptor:
     swizzle: int = 0
     reserved: int = 0
 
-    def encode(self) -> int:
-        if self.reserved & ~_SMEM_RESERVED:
-            raise DescriptorError("reserved", self.reserved, "reserved bits of Table 40 are 14-15 "
-                                  "and 30-31", "shared memory descriptor")
-        return _pack(self, _SMEM_FIELDS, "shared memory descriptor") | self.reserved
-
-    @classmethod
-    def decode(cls, value: int) -> SmemDescriptor:
-        value = int(value)
-        if not 0 <= value < 1 << 64:
-            raise DescriptorError("desc", value, "a shared memory descriptor is a 64-bit value",
-                                  "shared memory descriptor")
-        return cls(reserved=value & _SMEM_RESERVED, **{f.name: f.get(value) for f in _SMEM_FIELDS})
+    _FIELDS, _RESERVED, _NAME = _SMEM_FIELDS, _SMEM_RESERVED, "shared memory descriptor"
+    _RESERVED_WHY = "reserved bits of Table 40 are 14-15 and 30-31"
 
     @classmethod
     def make(cls, *, start_address: int, lbo: int = 16, sbo: int = 0, swizzle: str = "none",
@@ -875,7 +885,7 @@ ZCOL_SUBMASKS: dict[int, int] = {128: 1, 64: 2, 32: 4}
 
 
 @dataclass(frozen=True)
-class ZeroColumnMaskDescriptor:
+class ZeroColumnMaskDescriptor(_Descriptor64):
     """Zero-column mask descriptor (Table 45), raw fields.
 
     Mask semantics, fixed by the spec's four examples (and CuTe's MaskAndShiftB comments): bit 1
@@ -899,19 +909,8 @@ class ZeroColumnMaskDescriptor:
     column_shift: int = 0
     reserved: int = 0
 
-    def encode(self) -> int:
-        if self.reserved & ~_ZCOL_RESERVED:
-            raise DescriptorError("reserved", self.reserved, "reserved bits of Table 45 are 36-38 "
-                                  "and 62-63", "zero-column mask descriptor")
-        return _pack(self, _ZCOL_FIELDS, "zero-column mask descriptor") | self.reserved
-
-    @classmethod
-    def decode(cls, value: int) -> ZeroColumnMaskDescriptor:
-        value = int(value)
-        if not 0 <= value < 1 << 64:
-            raise DescriptorError("desc", value, "a zero-column mask descriptor is a 64-bit value",
-                                  "zero-column mask descriptor")
-        return cls(reserved=value & _ZCOL_RESERVED, **{f.name: f.get(value) for f in _ZCOL_FIELDS})
+    _FIELDS, _RESERVED, _NAME = _ZCOL_FIELDS, _ZCOL_RESERVED, "zero-column mask descriptor"
+    _RESERVED_WHY = "reserved bits of Table 45 are 36-38 and 62-63"
 
     @classmethod
     def make(cls, *, start_count=(0, 0, 0, 0), first_span=(0, 0, 0, 0), non_zero_mask: bool = True,
