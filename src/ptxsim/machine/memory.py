@@ -449,7 +449,7 @@ class Memory:
             raise OperandError(f"thread numbers must be 0 .. {n_threads - 1} "
                                f"({self.shared.n_ctas} CTAs x {self.threads_per_cta} threads); "
                                "pass thread= for each address")
-        a, t = addr[active], thread[active]
+        a, t = (addr, thread) if active.all() else (addr[active], thread[active])
         total = size * vec
         mis = (a % np.uint64(total)) != 0
         if mis.any():
