@@ -226,19 +226,43 @@ def smem_to_matrix(smem: np.ndarray, desc: SmemDescriptor | int, fmt: str, rows:
     """
     if not isinstance(desc, SmemDescriptor):
         desc = SmemDescriptor.decode(desc)
-    desc.validate(target="sm_103a" if desc.lbo_mode else "sm_100a", major=major)
     smem = np.asarray(smem)
     if smem.dtype != np.uint8 or smem.ndim != 1:
         raise LayoutError(f"smem must be a 1-D uint8 array, got {smem.dtype} with shape {smem.shape}")
-    packing = smem_packing(fmt, kind)
-    addr, shift = element_locations(desc, packing, rows, cols, major)
-    nb = _NBYTES[packing.bits]
-    raw = smem[_gather_index(smem.size, addr, nb)].astype(np.uint64)
-    word = np.zeros((rows, cols), dtype=np.uint64)
-    for i in range(nb):
+    idx, shift, bits, dtype = _gather_plan(desc, fmt, kind, rows, cols, major, smem.size)
+    raw = smem[idx].astype(np.uint64)
+    word = raw[..., 0].copy()
+    for i in range(1, idx.shape[-1]):
         word |= raw[..., i] << np.uint64(8 * i)
-    word = (word >> shift.astype(np.uint64)) & np.uint64((1 << packing.bits) - 1)
-    return word.astype(packing.dtype)
+    word = (word >> shift) & np.uint64((1 << bits) - 1)
+    return word.astype(dtype)
+
+
+# The gather plan (byte indices and bit shifts) of a descriptor is a pure function of the
+# descriptor's bit-fields, the format, kind, shape, major-ness and the shared-memory size, and a
+# kernel reuses a handful of descriptors thousands of times: memoised, successes only (an illegal
+# descriptor raises again every time). The cached arrays are read-only.
+_PLAN_CACHE: dict = {}
+_PLAN_CACHE_MAX = 4096
+
+
+def _gather_plan(desc: SmemDescriptor, fmt: str, kind: str | None, rows: int, cols: int,
+                 major: str, smem_size: int):
+    key = (desc, fmt, kind, rows, cols, major, smem_size)
+    plan = _PLAN_CACHE.get(key)
+    if plan is None:
+        desc.validate(target="sm_103a" if desc.lbo_mode else "sm_100a", major=major)
+        packing = smem_packing(fmt, kind)
+        addr, shift = element_locations(desc, packing, rows, cols, major)
+        idx = np.ascontiguousarray(_gather_index(smem_size, addr, _NBYTES[packing.bits]))
+        shift = shift.astype(np.uint64)
+        idx.setflags(write=False)
+        shift.setflags(write=False)
+        plan = (idx, shift, packing.bits, packing.dtype)
+        if len(_PLAN_CACHE) >= _PLAN_CACHE_MAX:
+            _PLAN_CACHE.clear()
+        _PLAN_CACHE[key] = plan
+    return plan
 
 
 def matrix_to_smem(matrix: np.ndarray, smem: np.ndarray, desc: SmemDescriptor | int, fmt: str,

@@ -603,10 +603,31 @@ class MmaResult:
     d: list = field(default_factory=list)        # per CTA, D bits computed (M/ctas, N)
 
 
+_CHECKED: dict = {}          # (mma, idesc, target, ptx_version) -> (InstrDescriptor, layout)
+
+
 def check_instruction(mma: Tcgen05Mma, idesc: int, target: str = "sm_100a", ptx_version=None):
     """Everything that makes the instruction + instruction descriptor illegal, before any
     operand is read: the qualifier rules, Tables 39, 42-44, 49, 50, 54, 55 (descriptors.py),
-    .ashift's M, and the data-path layout of the shape. Returns (InstrDescriptor, layout)."""
+    .ashift's M, and the data-path layout of the shape. Returns (InstrDescriptor, layout).
+
+    A pure function of its arguments (both results are frozen): legal combinations are
+    memoised; an illegal one raises again on every call."""
+    try:
+        key = (mma, int(idesc), target, ptx_version)
+        hash(key)
+    except (TypeError, ValueError, OverflowError):
+        return _check_instruction(mma, idesc, target, ptx_version)
+    found = _CHECKED.get(key)
+    if found is None:
+        found = _check_instruction(mma, idesc, target, ptx_version)
+        if len(_CHECKED) >= 1024:
+            _CHECKED.clear()
+        _CHECKED[key] = found
+    return found
+
+
+def _check_instruction(mma: Tcgen05Mma, idesc: int, target: str, ptx_version):
     what = mma.ptx(operands=False)
     mma.validate(target, ptx_version)
     if not 0 <= int(idesc) < 1 << 32:
@@ -798,12 +819,10 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
         res.a.append(a)
 
         # ---- C (the accumulator in Tensor Memory) ------------------------------------------
-        m_idx, n_idx = np.meshgrid(rows, np.arange(N), indexing="ij")
-        _, d_lanes, d_cols = layout.d_position(m_idx, n_idx, N, lane_off)
-        d_cols = d_cols + d_col
+        d_lanes, d_cols, d_block = _d_cells(layout, ci * Mc, Mc, N, lane_off, d_col)
         _check_cells(cta, d_lanes, d_cols, f"{what} [d-tmem]")
         if enable:
-            c = cta.tmem.cells[d_lanes, d_cols]
+            c = cta.tmem.cells[d_block].copy() if d_block else cta.tmem.cells[d_lanes, d_cols]
             c = (c & 0xFFFF).astype(np.uint16) if dtype == "f16" else c
         else:
             c = np.zeros((Mc, N), out_dtype)
@@ -843,15 +862,51 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
                               dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
                                    satfinite=bool(desc.saturate), scale_input_d=sid))
         res.d.append(d)
-        keep = ~disabled[ci][d_lanes]
-        writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
+        if d_block and not disabled[ci].any():   # D is one rectangle of cells, all written
+            writes.append((cta, d_block, None, d.astype(np.uint32)))
+        else:
+            keep = ~disabled[ci][d_lanes]
+            writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
 
     yield None                                   # every read is done; now the writes
     for cta, lanes, cols, vals in writes:        # all reads happen before any write
-        cta.tmem.cells[lanes, cols] = vals
+        if cols is None:
+            cta.tmem.cells[lanes] = vals
+        else:
+            cta.tmem.cells[lanes, cols] = vals
     for update in updates:
         update()
     return res
+
+
+_D_CELLS: dict = {}
+
+
+def _d_cells(layout: DataPathLayout, row0: int, Mc: int, N: int, lane_off: int, d_col: int):
+    """(lanes, columns, block) of the Tensor Memory cells of D rows row0 .. row0+Mc-1 (all N
+    columns) at lane offset `lane_off`, column `d_col` (datapath.d_position). `block` is the
+    (lane slice, column slice) when those cells form one rectangle in (m, n) order, else None.
+    A pure function of its arguments, memoised; the arrays are read-only."""
+    key = (layout, row0, Mc, N, lane_off, d_col)
+    found = _D_CELLS.get(key)
+    if found is None:
+        m_idx, n_idx = np.meshgrid(np.arange(row0, row0 + Mc), np.arange(N), indexing="ij")
+        _, lanes, cols = layout.d_position(m_idx, n_idx, N, lane_off)
+        lanes = np.ascontiguousarray(lanes)
+        cols = np.ascontiguousarray(cols + d_col)
+        l0, c0 = int(lanes[0, 0]), int(cols[0, 0])
+        block = None
+        if (0 <= l0 and l0 + Mc <= N_LANES and 0 <= c0 and c0 + N <= N_COLUMNS
+                and (lanes == np.arange(l0, l0 + Mc)[:, None]).all()
+                and (cols == np.arange(c0, c0 + N)[None, :]).all()):
+            block = (slice(l0, l0 + Mc), slice(c0, c0 + N))
+        lanes.setflags(write=False)
+        cols.setflags(write=False)
+        found = (lanes, cols, block)
+        if len(_D_CELLS) >= 1024:
+            _D_CELLS.clear()
+        _D_CELLS[key] = found
+    return found
 
 
 def _batch_key(req):

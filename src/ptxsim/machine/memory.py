@@ -449,7 +449,7 @@ class Memory:
             raise OperandError(f"thread numbers must be 0 .. {n_threads - 1} "
                                f"({self.shared.n_ctas} CTAs x {self.threads_per_cta} threads); "
                                "pass thread= for each address")
-        a, t = addr[active], thread[active]
+        a, t = (addr, thread) if active.all() else (addr[active], thread[active])
         total = size * vec
         mis = (a % np.uint64(total)) != 0
         if mis.any():
@@ -460,6 +460,12 @@ class Memory:
         return a, t, active, total
 
     def _read_parts(self, parts, total, n):
+        if len(parts) == 1 and len(parts[0][0]) == n:      # one space for every thread
+            kind, where = parts[0][1]
+            if kind == "global":
+                return self.global_.read(where, total)
+            if kind == "shared":
+                return self.shared.read(where, total)
         out = np.zeros((n, total), np.uint8)
         for sel, (kind, where) in parts:
             if kind == "global":
@@ -475,6 +481,8 @@ class Memory:
                    thread=None) -> np.ndarray:
         """ld.space of `vec` elements of `size` bytes per thread -> (n, size*vec) uint8."""
         a, t, active, total = self._check(space, addr, size, vec, mask, thread)
+        if a.size and a.size == active.size:     # every thread active
+            return self._read_parts(self._resolve(space, a, total, t, False), total, a.size)
         out = np.zeros((active.size, total), np.uint8)
         if a.size:
             out[active] = self._read_parts(self._resolve(space, a, total, t, False), total, a.size)
@@ -490,17 +498,20 @@ class Memory:
               thread=None) -> None:
         """st.space{.vN}.bSIZE*8 of `values` ((n, vec) raw bits, or broadcastable)."""
         a, t, active, total = self._check(space, addr, size, vec, mask, thread)
-        data = elements_to_bytes(values, size, vec, active.size)[active]
+        data = elements_to_bytes(values, size, vec, active.size)
+        if a.size != active.size:           # some threads inactive
+            data = data[active]
         if not a.size:
             return
         for sel, (kind, where) in self._resolve(space, a, total, t, True):
+            part = data if len(sel) == a.size else data[sel]   # sel: distinct, sorted
             if kind == "global":
-                self.global_.write(where, data[sel])
+                self.global_.write(where, part)
             elif kind == "shared":
-                self.shared.write(where, data[sel])
+                self.shared.write(where, part)
             else:
                 store = {"local": self.local}[kind]
-                store.data.reshape(-1)[where[:, None] + np.arange(total)] = data[sel]
+                store.data.reshape(-1)[where[:, None] + np.arange(total)] = part
 
     # -- atom / red: read-modify-write, serialised per address ---------------------------------
     def atomic(self, space: str, addr, size: int, op, operands=(), *, mask=None,

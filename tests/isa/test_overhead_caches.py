@@ -1,0 +1,55 @@
+"""The memoised per-instruction work (docs/performance.md, issue 10) must not go stale or hide
+errors: cached gather plans follow the shared-memory *contents*, an illegal descriptor or
+instruction raises on every call, and cached arrays cannot be corrupted by a caller."""
+import numpy as np
+import pytest
+
+from ptxsim.errors import LayoutError, PtxsimError
+from ptxsim.isa.descriptors import InstrDescriptor
+from ptxsim.isa.smem_layout import _gather_plan, canonical_descriptor, matrix_to_smem, smem_to_matrix
+from ptxsim.isa.tcgen05_mma import Tcgen05Mma, _d_cells, check_instruction
+from ptxsim.isa.datapath import datapath_layout
+
+
+def test_cached_plan_reads_current_contents():
+    rng = np.random.default_rng(1)
+    desc = canonical_descriptor("bf16", 16, 16, "K", "128B")
+    smem = np.zeros(8192, np.uint8)
+    for _ in range(3):          # same descriptor, new data each time: the read follows the data
+        m = rng.integers(0, 1 << 16, (16, 16)).astype(np.uint16)
+        matrix_to_smem(m, smem, desc, "bf16", "K")
+        np.testing.assert_array_equal(smem_to_matrix(smem, desc, "bf16", 16, 16, "K"), m)
+
+
+def test_out_of_range_read_raises_every_time_after_a_legal_one():
+    desc = canonical_descriptor("bf16", 16, 16, "K", "none")
+    smem_to_matrix(np.zeros(4096, np.uint8), desc, "bf16", 16, 16, "K")
+    for _ in range(2):          # 16x16 bf16 = 512 bytes do not fit in 64 bytes
+        with pytest.raises(LayoutError):
+            smem_to_matrix(np.zeros(64, np.uint8), desc, "bf16", 16, 16, "K")
+
+
+def test_cached_arrays_are_read_only():
+    desc = canonical_descriptor("bf16", 16, 16, "K", "none")
+    idx, shift, _, _ = _gather_plan(desc, "bf16", None, 16, 16, "K", 4096)
+    lanes, cols, block = _d_cells(datapath_layout(128, 1, False, False), 0, 128, 64, 0, 32)
+    for a in (idx, shift, lanes, cols):
+        assert not a.flags.writeable
+    # layout D (M = 128, 9.7.16.10.5): row m in lane m, column n at the D address column + n
+    assert block == (slice(0, 128), slice(32, 96))
+    assert lanes[5, 7] == 5 and cols[5, 7] == 39
+
+
+def test_illegal_instruction_raises_every_time_after_a_legal_one():
+    mma = Tcgen05Mma(kind="f16")
+    ok = InstrDescriptor.make("f16", m=128, n=256, atype="bf16", btype="bf16").encode()
+    d1, _ = check_instruction(mma, ok)
+    d2, _ = check_instruction(mma, ok)
+    assert (d1.m, d1.n) == (128, 256) and d2 == d1
+    for _ in range(2):          # A bf16 with B f16: no such .kind::f16 combination (Table 42)
+        bad = InstrDescriptor.make("f16", m=128, n=256, atype="bf16", btype="f16").encode()
+        with pytest.raises(PtxsimError):
+            check_instruction(mma, bad)
+    for _ in range(2):          # the instruction descriptor is a 32-bit register
+        with pytest.raises(PtxsimError):
+            check_instruction(mma, 1 << 32)
