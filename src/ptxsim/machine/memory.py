@@ -459,6 +459,15 @@ class Memory:
                                     thread=int(t[i]))
         return a, t, active, total
 
+    def _write_part(self, kind: str, where, data) -> None:
+        """Write per-thread byte rows `data` (n, size) at `where` of one space (atomics)."""
+        if kind == "global":
+            self.global_.write(where, data)
+        elif kind == "shared":
+            self.shared.write(where, data)
+        else:
+            self.local.data.reshape(-1)[where[:, None] + np.arange(data.shape[1])] = data
+
     def _read_parts(self, parts, total, n):
         if len(parts) == 1 and len(parts[0][0]) == n:      # one space for every thread
             kind, where = parts[0][1]
@@ -560,14 +569,8 @@ class Memory:
             last[order[np.r_[first[1:] - 1, a.size - 1]]] = True     # last thread per location
             for sel, (kind, where) in parts:
                 m = last[sel]
-                data = elements_to_bytes(total[sel][m], size, 1, int(m.sum()))
-                w = where[m]
-                if kind == "global":
-                    self.global_.write(w, data)
-                elif kind == "shared":
-                    self.shared.write(w, data)
-                else:
-                    self.local.data.reshape(-1)[w[:, None] + np.arange(size)] = data
+                self._write_part(kind, where[m],
+                                 elements_to_bytes(total[sel][m], size, 1, int(m.sum())))
             out[active] = old
             return out
         for r in range(int(rank.max()) + 1):
@@ -582,13 +585,7 @@ class Memory:
                                                          size, ids.size), size, 1)[:, 0]
                 old[ids] = cur
                 new = np.asarray(fn(cur, *[o[ids] for o in ops])).astype(dt)
-                data = elements_to_bytes(new, size, 1, ids.size)
-                if kind == "global":
-                    self.global_.write(w, data)
-                elif kind == "shared":
-                    self.shared.write(w, data)
-                else:
-                    self.local.data.reshape(-1)[w[:, None] + np.arange(size)] = data
+                self._write_part(kind, w, elements_to_bytes(new, size, 1, ids.size))
         out[active] = old
         return out
 
