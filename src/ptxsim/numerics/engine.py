@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim.errors import OperandError
-from ptxsim.numerics import emulated, fdpa
+from ptxsim.numerics import backend, emulated, fdpa
 from ptxsim.numerics.integer import INT32_MAX, INT32_MIN, int_mma
 from ptxsim.numerics.params import check_types, params
 from ptxsim.numerics.unpack import Unpacked, raw_bits, unpack, unpack_int
+from ptxsim.types.formats import FORMATS
 
 _OUT_DTYPE = {"f32": np.uint32, "s32": np.uint32, "f16": np.uint16}
 BATCH_OUTPUTS = 1 << 16      # outputs per sub-batch of mma_batch
@@ -28,6 +29,38 @@ def _fold_scale(x: Unpacked, s: Unpacked, block: int, axis: int) -> Unpacked:
     exp = np.where(x.zero | special, x.exp, x.exp + se)
     lsb = np.where(x.zero | special, x.lsb, x.lsb + se)
     return Unpacked(value, exp, x.zero & ~special, special, lsb)
+
+
+# ---- the compiled path (backend "c"): operands go to _fdpa.c as values and exponents --------
+
+def _c_values(C: np.ndarray, ctype: str) -> np.ndarray:
+    """C's exact values (float64); the compiled loop derives their exponents itself."""
+    if ctype == "f32":
+        with np.errstate(invalid="ignore"):          # signalling-NaN patterns are fine here
+            return C.astype(np.uint32, copy=False).view(np.float32).astype(np.float64)
+    return unpack(C, ctype).value
+
+
+def _c_operand(x: Unpacked, s: Unpacked | None, block: int | None, axis: int):
+    """Values and alignment exponents of A or B, block scales folded in (as `_fold_scale`:
+    exact, ue8m0 scales are powers of two; the exponents of zero / Inf / NaN products are never
+    read, so they need no masking here)."""
+    if s is None:
+        return x.value, x.exp
+    with np.errstate(invalid="ignore"):
+        return (x.value * np.repeat(s.value, block, axis=axis),
+                x.exp + np.repeat(s.exp, block, axis=axis))
+
+
+def _c_fused(cm, A, B, C, p, atype, btype, ctype, dtype, SA, SB, scale_type, block):
+    """The fused model for a batch (A (T, M, K), B (T, K, N), C (T, M, N)) in _fdpa.c."""
+    usa = usb = None
+    if scale_type is not None:
+        usa, usb = unpack(SA, scale_type), unpack(SB, scale_type)
+    av, ae = _c_operand(unpack(A, atype), usa, block, axis=2)
+    bv, be = _c_operand(unpack(B, btype), usb, block, axis=1)
+    return fdpa.c_fused(cm, av, ae, bv, be, _c_values(C, ctype), None, p, p.rho, dtype,
+                        rows=False, c_emin=FORMATS[ctype].emin)
 
 
 def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dtype: str,
@@ -65,6 +98,10 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
     p = params(arch, kind, atype, btype, dtype)
     if p.model == "emulated":
         return emulated.mma(A, B, C, p, atype, btype, dtype, rows=False)
+    cm = backend.c_module()
+    if cm is not None and p.model == "fused" and scale_type is None:
+        return _c_fused(cm, A[None], B[None], C[None], p, atype, btype, ctype, dtype,
+                        None, None, None, None)[0]
     ua, ub, uc = unpack(A, atype), unpack(B, btype), unpack(C, ctype)
     if scale_type is None:
         cdt = np.float32 if fdpa.products_fit_f32(atype, btype) else np.float64
@@ -86,6 +123,9 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
         if K % p.G:
             raise OperandError(f"K = {K} is not a multiple of the group size {p.G}")
         return fdpa.grouped(ua, ub, uc, usa, usb, block, p, p.rho)
+    if cm is not None:
+        return _c_fused(cm, A[None], B[None], C[None], p, atype, btype, ctype, dtype,
+                        SA[None], SB[None], scale_type, block)[0]
     ua = _fold_scale(ua, usa, block, axis=1)
     ub = _fold_scale(ub, usb, block, axis=0)
     return fdpa.fused(ua, ub, uc, p, p.rho, dtype, np.float64)
@@ -141,6 +181,11 @@ def mma_batch(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: s
         if SB is None or SB.shape != (T, nsf, N):
             raise OperandError(f"scale_b must be {(T, nsf, N)} (T x K/block x N) for K = {K}, "
                                f"block = {block}; got {None if SB is None else SB.shape}")
+    cm = backend.c_module()
+    if cm is not None:
+        return _c_fused(cm, A, B, C, p, atype, btype, ctype, dtype,
+                        SA if scale_type else None, SB if scale_type else None, scale_type,
+                        block)
     # sub-batches of about BATCH_OUTPUTS outputs: the (T, M, N) work arrays stay in cache
     # (measured: 64 MMAs of 128x128x16 in one piece are slower than one at a time)
     step = max(1, BATCH_OUTPUTS // (M * N))

@@ -21,6 +21,10 @@ range) and in float64 otherwise; scaling by 2^(F - emax) is a power of two, so a
 is exact whenever it is >= 1, and anything below 1 truncates to 0 anyway.
 
 Layout: K-major (L, M, N) arrays, so reductions over K are vector adds of whole (M, N) planes.
+
+The same four functions (`fused_batch`, `fused_rows`, `grouped`, `grouped_rows`) have a compiled
+twin in _fdpa.c, used when it was built (backend.py); this file stays the specification and the
+fallback, and the tests hold the two to identical bits.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import threading
 
 import numpy as np
 
+from ptxsim.numerics import backend
 from ptxsim.numerics.params import Params
 from ptxsim.numerics.rounding import round_exact
 from ptxsim.numerics.unpack import ZERO_EXP, Unpacked, unpack
@@ -223,6 +228,66 @@ def _lift(u: Unpacked, lsb: bool = True) -> Unpacked:
                     u.lsb[None] if lsb else None)
 
 
+# ---- the compiled twin (_fdpa.c), same arithmetic -------------------------------------------
+
+# rho -> (fraction bits, smallest normal exponent of the grid, to nearest even, f16 bits)
+_C_ROUNDING = {"RZ-FP32": (23, -126, 0, 0), "RZ-E8M13": (13, -126, 0, 0),
+               "RNE-FP16": (10, -14, 1, 1)}
+_D_EMIN = {"f32": -126, "f16": -14}      # where the next block's c (D's format) aligns
+
+
+def _f64(x):
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def _i32(x):
+    return np.ascontiguousarray(x, dtype=np.int32)
+
+
+def c_fused(cm, av, ae, bv, be, cv, ce, p: Params, rho: str, dtype_out: str, rows: bool,
+            c_emin: int = 0) -> np.ndarray:
+    """fused_batch (av, ae (T, M, K); bv, be (T, K, N)) or, with rows, fused_rows (av, ae
+    (R, K); bv, be (R, K, N)) in _fdpa.c.  Values (float64) and alignment exponents (int32) as
+    `unpack` gives them; only the exponents of finite nonzero elements are read.  cv: C's
+    values, (T, M, N) / (R, N); ce: their exponents, or None to derive them from cv (C's
+    subnormals aligning at c_emin).  Returns D bits."""
+    if rows:
+        (R, K), N = av.shape, bv.shape[2]
+        T, M, b_t, b_i = 1, R, 0, K * N
+    else:
+        (T, M, K), N = av.shape, bv.shape[2]
+        b_t, b_i = K * N, 0
+    out = np.empty(cv.shape, np.uint32)
+    frac, rnd_emin, rne, out16 = _C_ROUNDING[rho]
+    cm.fused(_f64(av), _i32(ae), _f64(bv), _i32(be), _f64(cv),
+             _NO_EXP if ce is None else _i32(ce), out, T, M, N, K, b_t, b_i, p.F, p.L,
+             p.e_zero, c_emin, _D_EMIN[dtype_out], frac, rnd_emin, rne, out16)
+    return out.astype(np.uint16) if out16 else out
+
+
+_NO_EXP = np.empty(0, np.int32)
+
+
+def _c_fused(cm, a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out: str,
+             rows: bool) -> np.ndarray:
+    return c_fused(cm, a.value, a.exp, b.value, b.exp, c.value, c.exp, p, rho, dtype_out, rows)
+
+
+def _c_grouped(cm, a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked,
+               block: int, p: Params, rows: bool) -> np.ndarray:
+    """grouped (b (K, N), sb (K/block, N)) or, with rows, grouped_rows (b (R, K, N),
+    sb (R, K/block, N)) in _fdpa.c.  Returns D's f32 bits."""
+    M, K = a.value.shape
+    N = b.value.shape[-1]
+    nsf = K // block
+    b_i, sb_i = (K * N, nsf * N) if rows else (0, 0)
+    out = np.empty((M, N), np.uint32)
+    cm.grouped(_f64(a.value), _f64(b.value), _f64(sa.value), _i32(sa.exp), _f64(sb.value),
+               _i32(sb.exp), _f64(c.value), out, 1, M, N, K, nsf, 0, b_i, 0, sb_i, p.F, p.L,
+               p.G, p.e_zero, block)
+    return out
+
+
 def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out: str,
           compute_dtype) -> np.ndarray:
     """Plain (and scale-folded) fused model.  a (M, K), b (K, N), c (M, N).  Returns D bits.
@@ -251,6 +316,9 @@ def fused_batch(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtyp
       when many outputs need it, else only for those outputs.
     Both give the same bits (every sum is exact); the split only chooses the cheaper work.
     """
+    cm = backend.c_module()
+    if cm is not None:
+        return _c_fused(cm, a, b, c, p, rho, dtype_out, rows=False)
     T, M, K = a.value.shape
     N = b.value.shape[2]
     safe = 1 << max(0, 29 - p.F)                 # terms of < 2^(F+2) an int32 sum can hold
@@ -333,6 +401,9 @@ def fused_batch(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtyp
 def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, block: int,
             p: Params, rho: str) -> np.ndarray:
     """kind::mxf4 / mxf4nvf4: exact group sums of G products, scaled, then fused with c."""
+    cm = backend.c_module()
+    if cm is not None:
+        return _c_grouped(cm, a, b, c, sa, sb, block, p, rows=False)
     M, K = a.value.shape
     N = b.value.shape[1]
     G = p.G
@@ -355,6 +426,9 @@ def fused_rows(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str,
     D[r, n] = fdpa_k(a[r, k] * b[r, k, n]) + c[r, n], blocks of p.L along K, exactly as `fused`
     does for one row (same emax, zero-term, truncation and rounding rules).  Elementwise over
     (R, L, N): there is no shared B for a matrix product to exploit.  Returns D bits (R, N)."""
+    cm = backend.c_module()
+    if cm is not None:
+        return _c_fused(cm, a, b, c, p, rho, dtype_out, rows=True)
     R, K = a.value.shape
     bits = None
     for k0 in range(0, K, p.L):
@@ -385,6 +459,9 @@ def grouped_rows(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpack
                  p: Params, rho: str) -> np.ndarray:
     """`grouped` with a per-row B: a (R, K), b (R, K, N), c (R, N), sa (R, K/block),
     sb (R, K/block, N) (the B scales each row's products use)."""
+    cm = backend.c_module()
+    if cm is not None:
+        return _c_grouped(cm, a, b, c, sa, sb, block, p, rows=True)
     R, K = a.value.shape
     N = b.value.shape[2]
     G = p.G

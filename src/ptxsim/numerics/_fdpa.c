@@ -1,0 +1,496 @@
+/* The fused dot-product-add model of fdpa.py, compiled: the same arithmetic, output for output.
+ *
+ * fdpa.py is the specification (and the fallback when this module is not built); this file is
+ * its inner loop.  Every step below names the fdpa.py function it mirrors, and the tests run
+ * both on the same inputs and require identical bits (tests/numerics/test_backend_c.py).
+ *
+ * Exactness is argued in fdpa.py and holds here unchanged: products of two decoded elements
+ * are exact doubles, scaling by 2^shift is exact (no double overflow or subnormal can occur for
+ * these formats), truncated terms are integers < 2^(F+2) (group terms < 2^(F+12)), and at most
+ * 65 are summed, so every sum is an exact double.  Inf/NaN propagate through the same float
+ * operations fdpa.py uses (trunc(inf) = inf, 0 * inf = NaN).
+ *
+ * Inputs arrive as Python buffers (C-contiguous, dtype checked by the caller, fdpa.py); the
+ * module needs neither numpy's headers nor anything but a C99 compiler.  Built with
+ * -ffp-contract=off: no fused multiply-add may merge the (exact) operations.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ZERO_EXP (-4000)       /* unpack.ZERO_EXP: zeros and specials never win a max */
+#define NO_TERM (-1000000)     /* an exponent below every sum of two real ones */
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define HOT
+#endif
+
+/* 2^e as a double from its exponent bits, clamped to the normal range (fdpa._pow2). */
+static inline double pow2(int e)
+{
+    e = e < -1022 ? -1022 : e;
+    e = e > 1023 ? 1023 : e;
+    uint64_t u = (uint64_t)(int64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* floor(log2 |v|) for a finite nonzero double (always normal here). */
+static inline int ilog2(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (int)((u >> 52) & 0x7FF) - 1023;
+}
+
+/* Alignment exponent of an accumulator value c of a format whose subnormals align at emin
+ * (unpack.unpack: f32 -126, f16 -14); ZERO_EXP for zeros and specials. */
+static inline int c_exponent(double c, int emin)
+{
+    if (c == 0.0 || !isfinite(c)) return ZERO_EXP;
+    int e = ilog2(c);
+    return e < emin ? emin : e;
+}
+
+/* rounding.round_exact: the exact block result v -> D's raw bits, and (via *value) the value
+ * those bits hold, which is the c of the next block.  frac / emin: fraction bits and smallest
+ * normal exponent of the rounding grid; rne: to nearest even (else toward zero); out16: f16
+ * bits (else f32).  Overflow of the rounded value gives +-Inf; -0 gives +0; NaN the canonical
+ * NaN. */
+static inline uint32_t round_bits(double v, int frac, int emin, int rne, int out16,
+                                  double *value)
+{
+    if (isnan(v)) {
+        *value = NAN;
+        return out16 ? 0x7FFFu : 0x7FFFFFFFu;
+    }
+    if (v == 0.0) {
+        *value = 0.0;
+        return 0u;
+    }
+    uint32_t sign = v < 0 ? 1u : 0u;
+    double r;
+    if (isinf(v)) {
+        r = v;
+    } else {
+        int e = ilog2(v);
+        int q = (e > emin ? e : emin) - frac;         /* exponent of the last kept bit */
+        double scaled = v * pow2(-q);                  /* exact: a power-of-two scaling */
+        double kept = rne ? nearbyint(scaled) : trunc(scaled);
+        r = kept * pow2(q);
+        if (r == 0.0) {
+            *value = 0.0;
+            return 0u;
+        }
+    }
+    if (out16) {
+        double a = fabs(r);
+        uint32_t bits;
+        if (a >= 65536.0) {                            /* rounded past the largest f16 */
+            bits = 0x7C00u;
+            r = copysign(INFINITY, r);
+        } else {
+            int e = ilog2(a);
+            if (e < -14)                               /* subnormal: multiples of 2^-24 */
+                bits = (uint32_t)(a * 16777216.0);
+            else
+                bits = ((uint32_t)(e + 15) << 10) | ((uint32_t)(a * pow2(10 - e)) - 1024u);
+        }
+        *value = r;
+        return bits | (sign << 15);
+    }
+    if (fabs(r) >= 0x1p128) r = copysign(INFINITY, r);
+    float f = (float)r;                                /* exact: r has <= 24 bits in range */
+    union { float f; uint32_t u; } x;
+    x.f = f;
+    *value = (double)f;
+    return x.u;
+}
+
+/* ---- shared steps, written as branch-free loops over one row of N outputs (they vectorise) -- */
+
+/* The grid of each output: emax -> scale 2^(F - emax) (grid units) and its inverse; a zero
+ * term (hz, or every output when all_zero) lifts emax to e_zero (fdpa._emax). */
+HOT static void set_scale(Py_ssize_t N, const int32_t *restrict em, const uint8_t *restrict hz,
+                          int all_zero, int F, int e_zero, double *restrict scale,
+                          double *restrict inv, double *restrict acc)
+{
+    for (Py_ssize_t j = 0; j < N; j++) {
+        int32_t z = (hz[j] | all_zero) ? e_zero : NO_TERM;
+        int32_t m = em[j] > z ? em[j] : z;
+        scale[j] = pow2(F - m);
+        inv[j] = pow2(m - F);
+        acc[j] = 0.0;
+    }
+}
+
+/* fdpa._finish + rounding.round_exact for f32 results rounded toward zero to `frac` fraction
+ * bits (RZ-FP32: 23, RZ-E8M13: 13), subnormal grid 2^(-126 - frac): the exact sum plus c
+ * truncated to the grid, scaled back, truncated to the output grid; +-Inf past 2^128, +0 for
+ * -0, the canonical NaN.  cval receives the rounded values (the next block's c). */
+HOT static void finish_rz_f32(Py_ssize_t N, const double *restrict acc,
+                              const double *restrict scale, const double *restrict inv,
+                              double *restrict cval, uint32_t *restrict out, int frac)
+{
+    for (Py_ssize_t j = 0; j < N; j++) {
+        double total = acc[j] + trunc(cval[j] * scale[j]);
+        double v = total * inv[j];                     /* exact: a power-of-two scaling */
+        int e = ilog2(v);                              /* 0: -1023; Inf/NaN: 1024 */
+        int q = (e > -126 ? e : -126) - frac;          /* exponent of the last kept bit */
+        double r = trunc(v * pow2(-q)) * pow2(q);      /* Inf/NaN stay Inf/NaN */
+        float f = (float)r + 0.0f;                     /* exact below 2^128, else Inf */
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        out[j] = f != f ? 0x7FFFFFFFu : u;
+        cval[j] = (double)f;
+    }
+}
+
+/* The same for any rounding (round_bits), one output at a time: f16 results, RNE. */
+static void finish_any(Py_ssize_t N, const double *acc, const double *scale, const double *inv,
+                       double *cval, uint32_t *out, int frac, int emin, int rne, int out16)
+{
+    for (Py_ssize_t j = 0; j < N; j++) {
+        double total = acc[j] + trunc(cval[j] * scale[j]);
+        out[j] = round_bits(total * inv[j], frac, emin, rne, out16, &cval[j]);
+    }
+}
+
+/* ---- fdpa.fused_batch / fdpa.fused_rows ------------------------------------------------- */
+
+typedef struct {
+    int F, L, e_zero, c_emin, d_emin, frac, rnd_emin, rne, out16;
+} fused_params;
+
+typedef struct {                 /* per-row work arrays, N each */
+    int32_t *em;
+    uint8_t *hz;
+    double *scale, *inv, *acc, *cval;
+} row_work;
+
+/* One row i of one MMA: A's row a (K), its exponents ae, B's K x N block (bv, bex / bzero
+ * prepared by prepare_b), initial c (N) and its exponents ce0 (unpack's; NULL: computed here,
+ * C's subnormals aligning at c_emin) -> out (N).  Later blocks' c is the previous block's
+ * rounded D, whose subnormals align at d_emin. */
+HOT static void fused_row(const double *restrict a, const int32_t *restrict ae,
+                          const double *restrict bv, const int32_t *restrict bex,
+                          const uint8_t *restrict bzero, const double *restrict c0,
+                          const int32_t *restrict ce0, uint32_t *restrict out, Py_ssize_t N,
+                          Py_ssize_t K, const fused_params *p, const row_work *w)
+{
+    int32_t *restrict em = w->em;
+    uint8_t *restrict hz = w->hz;
+    double *restrict acc = w->acc, *restrict cval = w->cval;
+    const double *restrict scale = w->scale;
+    memcpy(cval, c0, N * sizeof *cval);
+    for (Py_ssize_t k0 = 0; k0 < K; k0 += p->L) {
+        Py_ssize_t k1 = k0 + p->L < K ? k0 + p->L : K;
+        /* fdpa._emax: the largest alignment exponent over the products, c, and e_zero for
+         * every zero term (a product with a zero factor, or a zero c) */
+        int all_zero_term = 0;
+        if (k0 == 0 && ce0)
+            memcpy(em, ce0, N * sizeof *em);
+        else
+            for (Py_ssize_t j = 0; j < N; j++)
+                em[j] = c_exponent(cval[j], k0 == 0 ? p->c_emin : p->d_emin);
+        for (Py_ssize_t j = 0; j < N; j++)
+            hz[j] = cval[j] == 0.0;
+        for (Py_ssize_t k = k0; k < k1; k++) {
+            double ak = a[k];
+            if (ak == 0.0) {
+                all_zero_term = 1;
+                continue;
+            }
+            const uint8_t *bz = bzero + k * N;
+            for (Py_ssize_t j = 0; j < N; j++)
+                hz[j] |= bz[j];
+            if (!isfinite(ak))            /* Inf/NaN times nonzero: a term with no exponent */
+                continue;
+            int32_t e = ae[k];
+            const int32_t *be = bex + k * N;
+            for (Py_ssize_t j = 0; j < N; j++) {
+                int32_t t = e + be[j];
+                em[j] = t > em[j] ? t : em[j];
+            }
+        }
+        set_scale(N, em, hz, all_zero_term, p->F, p->e_zero, w->scale, w->inv, acc);
+        /* fdpa._sum_units: each product scaled to grid units, truncated toward zero, summed */
+        for (Py_ssize_t k = k0; k < k1; k++) {
+            double ak = a[k];
+            const double *b = bv + k * N;
+            for (Py_ssize_t j = 0; j < N; j++)
+                acc[j] += trunc(ak * b[j] * scale[j]);
+        }
+        /* fdpa._finish: c truncated to the grid, scaled back, rounded once */
+        if (!p->rne && !p->out16)
+            finish_rz_f32(N, acc, scale, w->inv, cval, out, p->frac);
+        else
+            finish_any(N, acc, scale, w->inv, cval, out, p->frac, p->rnd_emin, p->rne,
+                       p->out16);
+    }
+}
+
+static void free_work(row_work *w)
+{
+    free(w->em); free(w->hz); free(w->scale); free(w->inv); free(w->acc); free(w->cval);
+}
+
+/* B's alignment exponents with NO_TERM for zeros and specials, and its zero flags. */
+static void prepare_b(const double *bv, const int32_t *be, int32_t *bex, uint8_t *bzero,
+                      Py_ssize_t n)
+{
+    for (Py_ssize_t x = 0; x < n; x++) {
+        double v = bv[x];
+        bzero[x] = v == 0.0;
+        bex[x] = (v == 0.0 || !isfinite(v)) ? NO_TERM : be[x];
+    }
+}
+
+static int alloc_work(row_work *w, Py_ssize_t N)
+{
+    w->em = malloc(N * sizeof *w->em);
+    w->hz = malloc(N);
+    w->scale = malloc(N * sizeof(double));
+    w->inv = malloc(N * sizeof(double));
+    w->acc = malloc(N * sizeof(double));
+    w->cval = malloc(N * sizeof(double));
+    if (w->em && w->hz && w->scale && w->inv && w->acc && w->cval)
+        return 0;
+    free_work(w);
+    return -1;
+}
+
+static int get_buffers(Py_buffer *bufs, int n, Py_ssize_t *need, const char **names)
+{
+    for (int x = 0; x < n; x++) {
+        if (bufs[x].len < need[x]) {
+            PyErr_Format(PyExc_ValueError, "_fdpa_c: buffer %s has %zd bytes, needs %zd",
+                         names[x], bufs[x].len, need[x]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void release(Py_buffer *bufs, int n)
+{
+    for (int x = 0; x < n; x++)
+        PyBuffer_Release(&bufs[x]);
+}
+
+PyDoc_STRVAR(fused_doc,
+"fused(av, ae, bv, be, cv, ce, out, T, M, N, K, b_t, b_i, F, L, e_zero, c_emin, d_emin,\n"
+"      frac, rnd_emin, rne, out16)\n\n"
+"fdpa.fused_batch / fused_rows: av, ae (T, M, K) float64 / int32; B's K x N block of row i of\n"
+"MMA t starts at element t*b_t + i*b_i of bv (float64) / be (int32); cv, ce (T, M, N)\n"
+"float64 / int32: C's values and alignment exponents (ce empty: computed from cv, C's\n"
+"subnormals aligning at c_emin);\n"
+"out (T, M, N) uint32 receives D's bits.");
+
+static PyObject *py_fused(PyObject *self, PyObject *args)
+{
+    Py_buffer buf[7];
+    Py_ssize_t T, M, N, K, b_t, b_i;
+    fused_params p;
+    memset(buf, 0, sizeof buf);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*nnnnnniiiiiiiii", &buf[0], &buf[1], &buf[2],
+                          &buf[3], &buf[4], &buf[5], &buf[6], &T, &M, &N, &K, &b_t, &b_i,
+                          &p.F, &p.L, &p.e_zero, &p.c_emin, &p.d_emin, &p.frac, &p.rnd_emin,
+                          &p.rne, &p.out16))
+        return NULL;
+    if (T < 0 || M < 0 || N < 1 || K < 1 || p.L < 1 || b_t < 0 || b_i < 0) {
+        release(buf, 7);
+        PyErr_SetString(PyExc_ValueError, "_fdpa_c.fused: bad dimensions");
+        return NULL;
+    }
+    Py_ssize_t last_b = (T ? (T - 1) * b_t + (M ? M - 1 : 0) * b_i : 0) + K * N;
+    int have_ce = buf[5].len > 0;
+    Py_ssize_t need[7] = {T * M * K * 8, T * M * K * 4, last_b * 8, last_b * 4,
+                          T * M * N * 8, have_ce ? T * M * N * 4 : 0, T * M * N * 4};
+    const char *names[7] = {"av", "ae", "bv", "be", "cv", "ce", "out"};
+    if (get_buffers(buf, 7, need, names) < 0) {
+        release(buf, 7);
+        return NULL;
+    }
+    const double *av = buf[0].buf, *bv = buf[2].buf, *cv = buf[4].buf;
+    const int32_t *ae = buf[1].buf, *be = buf[3].buf, *ce = buf[5].buf;
+    uint32_t *out = buf[6].buf;
+    int32_t *bex = malloc(K * N * sizeof *bex);
+    uint8_t *bzero = malloc(K * N);
+    row_work w;
+    if (!bex || !bzero || alloc_work(&w, N) < 0) {
+        free(bex); free(bzero);
+        release(buf, 7);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t prepared = -1;
+    for (Py_ssize_t t = 0; t < T; t++) {
+        for (Py_ssize_t i = 0; i < M; i++) {
+            Py_ssize_t boff = t * b_t + i * b_i;
+            if (boff != prepared) {
+                prepare_b(bv + boff, be + boff, bex, bzero, K * N);
+                prepared = boff;
+            }
+            Py_ssize_t r = t * M + i;
+            fused_row(av + r * K, ae + r * K, bv + boff, bex, bzero, cv + r * N,
+                      have_ce ? ce + r * N : NULL,
+                      out + r * N, N, K, &p, &w);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(bex); free(bzero); free_work(&w);
+    release(buf, 7);
+    Py_RETURN_NONE;
+}
+
+/* ---- fdpa.grouped / fdpa.grouped_rows (kind::mxf4, mxf4nvf4) ------------------------------ */
+
+typedef struct {
+    int F, L, G, e_zero, block;
+} grouped_params;
+
+/* One row: group sums of G exact products, each times SF_A * SF_B, aligned with c on the
+ * largest exponent, truncated, summed, rounded toward zero to f32 (fdpa._grouped_tail). */
+HOT static void grouped_row(const double *restrict a, const double *restrict bv,
+                            const double *restrict sav, const int32_t *restrict sae,
+                            const double *restrict sbv, const int32_t *restrict sbe,
+                            const double *restrict c0, uint32_t *restrict out, Py_ssize_t N,
+                            Py_ssize_t K, const grouped_params *p, double *restrict gsum,
+                            uint8_t *restrict gnz, const row_work *w)
+{
+    int32_t *restrict em = w->em;
+    double *restrict acc = w->acc, *restrict cval = w->cval;
+    const double *restrict scale = w->scale;
+    Py_ssize_t ng = K / p->G, per_block = p->L / p->G;
+    /* every group sum (exact: multiples of 1/4, magnitude <= 16 * 36) and whether it has a
+     * nonzero product */
+    memset(gsum, 0, ng * N * sizeof *gsum);
+    memset(gnz, 0, ng * N);
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        double *restrict gs = gsum + g * N;
+        uint8_t *restrict nz = gnz + g * N;
+        for (Py_ssize_t k = g * p->G; k < (g + 1) * p->G; k++) {
+            double ak = a[k];
+            if (ak == 0.0)
+                continue;
+            const double *restrict b = bv + k * N;
+            for (Py_ssize_t j = 0; j < N; j++) {
+                gs[j] += ak * b[j];
+                nz[j] |= b[j] != 0.0;
+            }
+        }
+    }
+    memcpy(cval, c0, N * sizeof *cval);
+    for (Py_ssize_t g0 = 0; g0 < ng; g0 += per_block) {
+        Py_ssize_t g1 = g0 + per_block < ng ? g0 + per_block : ng;
+        for (Py_ssize_t j = 0; j < N; j++) {
+            w->hz[j] = cval[j] == 0.0;
+            em[j] = c_exponent(cval[j], -126);
+        }
+        for (Py_ssize_t g = g0; g < g1; g++) {
+            Py_ssize_t s = g * p->G / p->block;       /* the scale this group uses */
+            double sa = sav[s];
+            int32_t ea = sae[s];
+            const double *restrict sb = sbv + s * N;
+            const int32_t *restrict eb = sbe + s * N;
+            const uint8_t *restrict nz = gnz + g * N;
+            for (Py_ssize_t j = 0; j < N; j++) {
+                int32_t e = (!nz[j] | (sa == 0.0) | (sb[j] == 0.0)) ? p->e_zero : ea + eb[j];
+                em[j] = e > em[j] ? e : em[j];
+            }
+        }
+        set_scale(N, em, w->hz, 0, p->F, p->e_zero, w->scale, w->inv, acc);
+        for (Py_ssize_t g = g0; g < g1; g++) {
+            Py_ssize_t s = g * p->G / p->block;
+            double sa = sav[s];
+            const double *restrict sb = sbv + s * N, *restrict gs = gsum + g * N;
+            for (Py_ssize_t j = 0; j < N; j++)
+                acc[j] += trunc(gs[j] * sa * sb[j] * scale[j]);
+        }
+        finish_rz_f32(N, acc, scale, w->inv, cval, out, 23);
+    }
+}
+
+PyDoc_STRVAR(grouped_doc,
+"grouped(av, bv, sav, sae, sbv, sbe, cv, out, T, M, N, K, nsf, b_t, b_i, sb_t, sb_i, F, L, G,\n"
+"        e_zero, block)\n\n"
+"fdpa.grouped / grouped_rows: av (T, M, K), sav / sae (T, M, nsf); row i of MMA t uses B's\n"
+"K x N block at t*b_t + i*b_i of bv and the nsf x N scales at t*sb_t + i*sb_i of sbv / sbe;\n"
+"cv (T, M, N) float64 (f32 values); out (T, M, N) uint32 receives D's f32 bits.");
+
+static PyObject *py_grouped(PyObject *self, PyObject *args)
+{
+    Py_buffer buf[8];
+    Py_ssize_t T, M, N, K, nsf, b_t, b_i, sb_t, sb_i;
+    grouped_params p;
+    memset(buf, 0, sizeof buf);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*w*nnnnnnnnniiiii", &buf[0], &buf[1], &buf[2],
+                          &buf[3], &buf[4], &buf[5], &buf[6], &buf[7], &T, &M, &N, &K, &nsf,
+                          &b_t, &b_i, &sb_t, &sb_i, &p.F, &p.L, &p.G, &p.e_zero, &p.block))
+        return NULL;
+    if (T < 0 || M < 0 || N < 1 || K < 1 || p.G < 1 || p.L < p.G || K % p.G || p.block < 1 ||
+        nsf * p.block != K || b_t < 0 || b_i < 0 || sb_t < 0 || sb_i < 0) {
+        release(buf, 8);
+        PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: bad dimensions");
+        return NULL;
+    }
+    Py_ssize_t last_b = (T ? (T - 1) * b_t + (M ? M - 1 : 0) * b_i : 0) + K * N;
+    Py_ssize_t last_sb = (T ? (T - 1) * sb_t + (M ? M - 1 : 0) * sb_i : 0) + nsf * N;
+    Py_ssize_t need[8] = {T * M * K * 8, last_b * 8, T * M * nsf * 8, T * M * nsf * 4,
+                          last_sb * 8, last_sb * 4, T * M * N * 8, T * M * N * 4};
+    const char *names[8] = {"av", "bv", "sav", "sae", "sbv", "sbe", "cv", "out"};
+    if (get_buffers(buf, 8, need, names) < 0) {
+        release(buf, 8);
+        return NULL;
+    }
+    const double *av = buf[0].buf, *bv = buf[1].buf, *sav = buf[2].buf, *sbv = buf[4].buf,
+                 *cv = buf[6].buf;
+    const int32_t *sae = buf[3].buf, *sbe = buf[5].buf;
+    uint32_t *out = buf[7].buf;
+    Py_ssize_t ng = K / p.G;
+    double *gsum = malloc(ng * N * sizeof *gsum);
+    uint8_t *gnz = malloc(ng * N);
+    row_work w;
+    if (!gsum || !gnz || alloc_work(&w, N) < 0) {
+        free(gsum); free(gnz);
+        release(buf, 8);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < T; t++) {
+        for (Py_ssize_t i = 0; i < M; i++) {
+            Py_ssize_t r = t * M + i;
+            grouped_row(av + r * K, bv + t * b_t + i * b_i, sav + r * nsf, sae + r * nsf,
+                        sbv + t * sb_t + i * sb_i, sbe + t * sb_t + i * sb_i, cv + r * N,
+                        out + r * N, N, K, &p, gsum, gnz, &w);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(gsum); free(gnz); free_work(&w);
+    release(buf, 8);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"fused", py_fused, METH_VARARGS, fused_doc},
+    {"grouped", py_grouped, METH_VARARGS, grouped_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fdpa_c",
+    "Compiled inner loop of ptxsim.numerics.fdpa (same arithmetic; see _fdpa.c).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__fdpa_c(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,57 @@
+"""Which implementation runs the fused dot-product loops of fdpa.py.
+
+* ``"c"``     -- the compiled inner loop ``_fdpa_c`` (src/ptxsim/numerics/_fdpa.c), built at
+  install time when a C compiler is present;
+* ``"numpy"`` -- fdpa.py itself: the readable specification, and the fallback.
+
+Both compute the same arithmetic and give identical bits (tests/numerics/test_backend.py runs
+every model through both).  The compiled one is what makes the engine fast enough for whole
+kernels (benchmarks/mma_vs_mmasim.py).  ``PTXSIM_NUMERICS=numpy`` in the environment, or
+``use("numpy")``, selects numpy even where the extension exists.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+from ptxsim.errors import PtxsimError
+
+try:
+    from ptxsim.numerics import _fdpa_c as compiled
+except ImportError:          # built without a C compiler: numpy only
+    compiled = None
+
+BACKENDS = ("c", "numpy")
+_active = "c" if compiled is not None and os.environ.get("PTXSIM_NUMERICS") != "numpy" \
+    else "numpy"
+
+
+def active() -> str:
+    """The backend in use: "c" or "numpy"."""
+    return _active
+
+
+def available() -> tuple[str, ...]:
+    """The backends this installation has."""
+    return BACKENDS if compiled is not None else ("numpy",)
+
+
+def c_module():
+    """The compiled module when it is the active backend, else None."""
+    return compiled if _active == "c" else None
+
+
+@contextlib.contextmanager
+def use(name: str):
+    """Run a block with the given backend (tests, benchmarks)."""
+    global _active
+    if name not in BACKENDS:
+        raise PtxsimError(f"unknown numerics backend {name!r}; known: {', '.join(BACKENDS)}")
+    if name not in available():
+        raise PtxsimError(f"numerics backend {name!r} is not built in this installation (no C "
+                          "compiler at install time?); available: " + ", ".join(available()))
+    old, _active = _active, name
+    try:
+        yield
+    finally:
+        _active = old
