@@ -54,9 +54,10 @@ static inline int ilog2(double v)
  * (unpack.unpack: f32 -126, f16 -14); ZERO_EXP for zeros and specials. */
 static inline int c_exponent(double c, int emin)
 {
-    if (c == 0.0 || !isfinite(c)) return ZERO_EXP;
-    int e = ilog2(c);
-    return e < emin ? emin : e;
+    int e = ilog2(c);                                  /* 0: -1023; Inf/NaN: 1024 */
+    int none = (c == 0.0) | (e == 1024);
+    e = e < emin ? emin : e;
+    return none ? ZERO_EXP : e;
 }
 
 /* rounding.round_exact: the exact block result v -> D's raw bits, and (via *value) the value
@@ -118,7 +119,7 @@ static inline uint32_t round_bits(double v, int frac, int emin, int rne, int out
 
 /* The grid of each output: emax -> scale 2^(F - emax) (grid units) and its inverse; a zero
  * term (hz, or every output when all_zero) lifts emax to e_zero (fdpa._emax). */
-HOT static void set_scale(Py_ssize_t N, const int32_t *restrict em, const uint8_t *restrict hz,
+HOT static void set_scale(Py_ssize_t N, const int32_t *restrict em, const int32_t *restrict hz,
                           int all_zero, int F, int e_zero, double *restrict scale,
                           double *restrict inv, double *restrict acc)
 {
@@ -171,7 +172,7 @@ typedef struct {
 
 typedef struct {                 /* per-row work arrays, N each */
     int32_t *em;
-    uint8_t *hz;
+    int32_t *hz;
     double *scale, *inv, *acc, *cval;
 } row_work;
 
@@ -186,7 +187,7 @@ HOT static void fused_row(const double *restrict a, const int32_t *restrict ae,
                           Py_ssize_t K, const fused_params *p, const row_work *w)
 {
     int32_t *restrict em = w->em;
-    uint8_t *restrict hz = w->hz;
+    int32_t *restrict hz = w->hz;
     double *restrict acc = w->acc, *restrict cval = w->cval;
     const double *restrict scale = w->scale;
     memcpy(cval, c0, N * sizeof *cval);
@@ -256,7 +257,7 @@ static void prepare_b(const double *bv, const int32_t *be, int32_t *bex, uint8_t
 static int alloc_work(row_work *w, Py_ssize_t N)
 {
     w->em = malloc(N * sizeof *w->em);
-    w->hz = malloc(N);
+    w->hz = malloc(N * sizeof *w->hz);
     w->scale = malloc(N * sizeof(double));
     w->inv = malloc(N * sizeof(double));
     w->acc = malloc(N * sizeof(double));
@@ -357,53 +358,98 @@ typedef struct {
     int F, L, G, e_zero, block;
 } grouped_params;
 
+/* The grouped kinds take e2m1 elements only (Table 55): twice each is an integer in
+ * [-12, 12], so a product is an integer number of quarters, |.| <= 144, and a group sum of
+ * G <= 16 of them fits an int16 exactly (|.| <= 2304): the group sums run in 16-bit integer
+ * lanes.  Returns -1 if some value is not of that form. */
+#define E2M1_MAX2 12
+HOT static int to_halves(const double *restrict v, int16_t *restrict h, Py_ssize_t n)
+{
+    int bad = 0;
+    for (Py_ssize_t x = 0; x < n; x++) {
+        double d = 2.0 * v[x];
+        int ok = fabs(d) <= E2M1_MAX2;                 /* false for NaN */
+        double dd = ok ? d : 0.0;
+        int32_t i = (int32_t)dd;
+        bad |= !ok | (dd != (double)i);
+        h[x] = (int16_t)i;
+    }
+    return bad ? -1 : 0;
+}
+
+/* Which of a group's G elements are nonzero, as bits (one word per group and column). */
+HOT static void nonzero_masks(const int16_t *restrict h, uint32_t *restrict mask,
+                              Py_ssize_t ng, Py_ssize_t G, Py_ssize_t N)
+{
+    memset(mask, 0, ng * N * sizeof *mask);
+    for (Py_ssize_t g = 0; g < ng; g++)
+        for (Py_ssize_t k = 0; k < G; k++) {
+            const int16_t *restrict row = h + (g * G + k) * N;
+            uint32_t *restrict m = mask + g * N;
+            for (Py_ssize_t j = 0; j < N; j++)
+                m[j] |= (uint32_t)(row[j] != 0) << k;
+        }
+}
+
 /* One row: group sums of G exact products, each times SF_A * SF_B, aligned with c on the
- * largest exponent, truncated, summed, rounded toward zero to f32 (fdpa._grouped_tail). */
-HOT static void grouped_row(const double *restrict a, const double *restrict bv,
-                            const double *restrict sav, const int32_t *restrict sae,
-                            const double *restrict sbv, const int32_t *restrict sbe,
-                            const double *restrict c0, uint32_t *restrict out, Py_ssize_t N,
-                            Py_ssize_t K, const grouped_params *p, double *restrict gsum,
-                            uint8_t *restrict gnz, const row_work *w)
+ * largest exponent, truncated, summed, rounded toward zero to f32 (fdpa._grouped_tail).
+ * a2: the row's elements in halves; b2 / bmask: B's K x N elements in halves and its nonzero
+ * masks (to_halves, nonzero_masks); sbez: SF_B's exponents, NO_TERM for zero scales. */
+HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict b2,
+                            const uint32_t *restrict bmask, const double *restrict sav,
+                            const int32_t *restrict sae, const double *restrict sbv,
+                            const int32_t *restrict sbez, const double *restrict c0,
+                            uint32_t *restrict out, Py_ssize_t N, Py_ssize_t K,
+                            const grouped_params *p, int16_t *restrict gsum,
+                            const row_work *w)
 {
     int32_t *restrict em = w->em;
     double *restrict acc = w->acc, *restrict cval = w->cval;
     const double *restrict scale = w->scale;
     Py_ssize_t ng = K / p->G, per_block = p->L / p->G;
-    /* every group sum (exact: multiples of 1/4, magnitude <= 16 * 36) and whether it has a
-     * nonzero product */
-    memset(gsum, 0, ng * N * sizeof *gsum);
-    memset(gnz, 0, ng * N);
+    uint32_t amask[64];                                /* ng <= 64: checked by the caller */
+    /* every group sum, in quarters, 64 columns at a time (the sums stay in registers) */
     for (Py_ssize_t g = 0; g < ng; g++) {
-        double *restrict gs = gsum + g * N;
-        uint8_t *restrict nz = gnz + g * N;
-        for (Py_ssize_t k = g * p->G; k < (g + 1) * p->G; k++) {
-            double ak = a[k];
-            if (ak == 0.0)
-                continue;
-            const double *restrict b = bv + k * N;
-            for (Py_ssize_t j = 0; j < N; j++) {
-                gs[j] += ak * b[j];
-                nz[j] |= b[j] != 0.0;
+        const int16_t *restrict ag = a2 + g * p->G;
+        amask[g] = 0;
+        for (Py_ssize_t k = 0; k < p->G; k++)
+            amask[g] |= (uint32_t)(ag[k] != 0) << k;
+        Py_ssize_t j0 = 0;
+        for (; j0 + 64 <= N; j0 += 64) {
+            int16_t t[64] = {0};
+            for (Py_ssize_t k = 0; k < p->G; k++) {
+                const int16_t *restrict b = b2 + (g * p->G + k) * N + j0;
+                int16_t ak = ag[k];
+                for (int jj = 0; jj < 64; jj++)
+                    t[jj] += (int16_t)(ak * b[jj]);
             }
+            memcpy(gsum + g * N + j0, t, sizeof t);
+        }
+        for (Py_ssize_t j = j0; j < N; j++) {
+            int16_t t = 0;
+            for (Py_ssize_t k = 0; k < p->G; k++)
+                t += (int16_t)(ag[k] * b2[(g * p->G + k) * N + j]);
+            gsum[g * N + j] = t;
         }
     }
     memcpy(cval, c0, N * sizeof *cval);
     for (Py_ssize_t g0 = 0; g0 < ng; g0 += per_block) {
         Py_ssize_t g1 = g0 + per_block < ng ? g0 + per_block : ng;
-        for (Py_ssize_t j = 0; j < N; j++) {
+        for (Py_ssize_t j = 0; j < N; j++)
             w->hz[j] = cval[j] == 0.0;
+        for (Py_ssize_t j = 0; j < N; j++)
             em[j] = c_exponent(cval[j], -126);
-        }
         for (Py_ssize_t g = g0; g < g1; g++) {
             Py_ssize_t s = g * p->G / p->block;       /* the scale this group uses */
-            double sa = sav[s];
-            int32_t ea = sae[s];
-            const double *restrict sb = sbv + s * N;
-            const int32_t *restrict eb = sbe + s * N;
-            const uint8_t *restrict nz = gnz + g * N;
+            int32_t ea = sav[s] == 0.0 ? NO_TERM : sae[s];
+            const int32_t *restrict eb = sbez + s * N;
+            const uint32_t *restrict bm = bmask + g * N;
+            uint32_t am = amask[g];
+            int32_t ez = p->e_zero;
+            /* a group with no nonzero product, or a zero scale, is a zero term */
             for (Py_ssize_t j = 0; j < N; j++) {
-                int32_t e = (!nz[j] | (sa == 0.0) | (sb[j] == 0.0)) ? p->e_zero : ea + eb[j];
+                int32_t zero = ((am & bm[j]) == 0) | (ea == NO_TERM) | (eb[j] == NO_TERM);
+                int32_t e = zero ? ez : ea + eb[j];
                 em[j] = e > em[j] ? e : em[j];
             }
         }
@@ -411,9 +457,10 @@ HOT static void grouped_row(const double *restrict a, const double *restrict bv,
         for (Py_ssize_t g = g0; g < g1; g++) {
             Py_ssize_t s = g * p->G / p->block;
             double sa = sav[s];
-            const double *restrict sb = sbv + s * N, *restrict gs = gsum + g * N;
+            const double *restrict sb = sbv + s * N;
+            const int16_t *restrict gs = gsum + g * N;
             for (Py_ssize_t j = 0; j < N; j++)
-                acc[j] += trunc(gs[j] * sa * sb[j] * scale[j]);
+                acc[j] += trunc((double)gs[j] * 0.25 * sa * sb[j] * scale[j]);
         }
         finish_rz_f32(N, acc, scale, w->inv, cval, out, 23);
     }
@@ -436,8 +483,9 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
                           &buf[3], &buf[4], &buf[5], &buf[6], &buf[7], &T, &M, &N, &K, &nsf,
                           &b_t, &b_i, &sb_t, &sb_i, &p.F, &p.L, &p.G, &p.e_zero, &p.block))
         return NULL;
-    if (T < 0 || M < 0 || N < 1 || K < 1 || p.G < 1 || p.L < p.G || K % p.G || p.block < 1 ||
-        nsf * p.block != K || b_t < 0 || b_i < 0 || sb_t < 0 || sb_i < 0) {
+    if (T < 0 || M < 0 || N < 1 || K < 1 || p.G < 1 || p.G > 16 || p.L < p.G || K % p.G ||
+        K / p.G > 64 || p.block < 1 || nsf * p.block != K || b_t < 0 || b_i < 0 || sb_t < 0 ||
+        sb_i < 0) {
         release(buf, 8);
         PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: bad dimensions");
         return NULL;
@@ -456,26 +504,45 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
     const int32_t *sae = buf[3].buf, *sbe = buf[5].buf;
     uint32_t *out = buf[7].buf;
     Py_ssize_t ng = K / p.G;
-    double *gsum = malloc(ng * N * sizeof *gsum);
-    uint8_t *gnz = malloc(ng * N);
+    int16_t *gsum = malloc(ng * N * sizeof *gsum), *b2 = malloc(K * N * sizeof *b2),
+            *a2 = malloc(K * sizeof *a2);
+    uint32_t *bmask = malloc(ng * N * sizeof *bmask);
+    int32_t *sbez = malloc(nsf * N * sizeof *sbez);
     row_work w;
-    if (!gsum || !gnz || alloc_work(&w, N) < 0) {
-        free(gsum); free(gnz);
+    if (!gsum || !b2 || !a2 || !bmask || !sbez || alloc_work(&w, N) < 0) {
+        free(gsum); free(b2); free(a2); free(bmask); free(sbez);
         release(buf, 8);
         return PyErr_NoMemory();
     }
+    int bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t t = 0; t < T; t++) {
-        for (Py_ssize_t i = 0; i < M; i++) {
-            Py_ssize_t r = t * M + i;
-            grouped_row(av + r * K, bv + t * b_t + i * b_i, sav + r * nsf, sae + r * nsf,
-                        sbv + t * sb_t + i * sb_i, sbe + t * sb_t + i * sb_i, cv + r * N,
-                        out + r * N, N, K, &p, gsum, gnz, &w);
+    Py_ssize_t prepared = -1, prepared_sb = -1;
+    for (Py_ssize_t t = 0; t < T && !bad; t++) {
+        for (Py_ssize_t i = 0; i < M && !bad; i++) {
+            Py_ssize_t r = t * M + i, boff = t * b_t + i * b_i, sboff = t * sb_t + i * sb_i;
+            if (boff != prepared) {
+                bad |= to_halves(bv + boff, b2, K * N);
+                nonzero_masks(b2, bmask, ng, p.G, N);
+                prepared = boff;
+            }
+            if (sboff != prepared_sb) {
+                for (Py_ssize_t x = 0; x < nsf * N; x++)
+                    sbez[x] = sbv[sboff + x] == 0.0 ? NO_TERM : sbe[sboff + x];
+                prepared_sb = sboff;
+            }
+            bad |= to_halves(av + r * K, a2, K);
+            grouped_row(a2, b2, bmask, sav + r * nsf, sae + r * nsf, sbv + sboff, sbez,
+                        cv + r * N, out + r * N, N, K, &p, gsum, &w);
         }
     }
     Py_END_ALLOW_THREADS
-    free(gsum); free(gnz); free_work(&w);
+    free(gsum); free(b2); free(a2); free(bmask); free(sbez); free_work(&w);
     release(buf, 8);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: the grouped kinds take e2m1 "
+                        "elements (values k/2, |k| <= 12)");
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 

@@ -102,10 +102,10 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
     if cm is not None and p.model == "fused" and scale_type is None:
         return _c_fused(cm, A[None], B[None], C[None], p, atype, btype, ctype, dtype,
                         None, None, None, None)[0]
-    ua, ub, uc = unpack(A, atype), unpack(B, btype), unpack(C, ctype)
+    ua, ub = unpack(A, atype), unpack(B, btype)
     if scale_type is None:
         cdt = np.float32 if fdpa.products_fit_f32(atype, btype) else np.float64
-        return fdpa.fused(ua, ub, uc, p, p.rho, dtype, cdt)
+        return fdpa.fused(ua, ub, unpack(C, ctype), p, p.rho, dtype, cdt)
 
     if K % block:
         raise OperandError(f"K = {K} is not a multiple of the scale block size {block}")
@@ -122,13 +122,16 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
     if p.model == "grouped":
         if K % p.G:
             raise OperandError(f"K = {K} is not a multiple of the group size {p.G}")
-        return fdpa.grouped(ua, ub, uc, usa, usb, block, p, p.rho)
+        if cm is not None:
+            return fdpa.c_grouped(cm, ua.value, ub.value, usa, usb, _c_values(C, ctype),
+                                  block, p, rows=False)
+        return fdpa.grouped(ua, ub, unpack(C, ctype), usa, usb, block, p, p.rho)
     if cm is not None:
         return _c_fused(cm, A[None], B[None], C[None], p, atype, btype, ctype, dtype,
                         SA[None], SB[None], scale_type, block)[0]
     ua = _fold_scale(ua, usa, block, axis=1)
     ub = _fold_scale(ub, usb, block, axis=0)
-    return fdpa.fused(ua, ub, uc, p, p.rho, dtype, np.float64)
+    return fdpa.fused(ua, ub, unpack(C, ctype), p, p.rho, dtype, np.float64)
 
 
 def mma_batch(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str,

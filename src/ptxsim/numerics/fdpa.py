@@ -273,18 +273,18 @@ def _c_fused(cm, a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dty
     return c_fused(cm, a.value, a.exp, b.value, b.exp, c.value, c.exp, p, rho, dtype_out, rows)
 
 
-def _c_grouped(cm, a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked,
-               block: int, p: Params, rows: bool) -> np.ndarray:
-    """grouped (b (K, N), sb (K/block, N)) or, with rows, grouped_rows (b (R, K, N),
-    sb (R, K/block, N)) in _fdpa.c.  Returns D's f32 bits."""
-    M, K = a.value.shape
-    N = b.value.shape[-1]
+def c_grouped(cm, av, bv, sa: Unpacked, sb: Unpacked, cv, block: int, p: Params,
+              rows: bool) -> np.ndarray:
+    """grouped (av (M, K), bv (K, N), sb (K/block, N)) or, with rows, grouped_rows (bv
+    (R, K, N), sb (R, K/block, N)) in _fdpa.c; cv: C's f32 values (M, N).  Returns D's f32
+    bits."""
+    M, K = av.shape
+    N = bv.shape[-1]
     nsf = K // block
     b_i, sb_i = (K * N, nsf * N) if rows else (0, 0)
     out = np.empty((M, N), np.uint32)
-    cm.grouped(_f64(a.value), _f64(b.value), _f64(sa.value), _i32(sa.exp), _f64(sb.value),
-               _i32(sb.exp), _f64(c.value), out, 1, M, N, K, nsf, 0, b_i, 0, sb_i, p.F, p.L,
-               p.G, p.e_zero, block)
+    cm.grouped(_f64(av), _f64(bv), _f64(sa.value), _i32(sa.exp), _f64(sb.value), _i32(sb.exp),
+               _f64(cv), out, 1, M, N, K, nsf, 0, b_i, 0, sb_i, p.F, p.L, p.G, p.e_zero, block)
     return out
 
 
@@ -403,7 +403,7 @@ def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, b
     """kind::mxf4 / mxf4nvf4: exact group sums of G products, scaled, then fused with c."""
     cm = backend.c_module()
     if cm is not None:
-        return _c_grouped(cm, a, b, c, sa, sb, block, p, rows=False)
+        return c_grouped(cm, a.value, b.value, sa, sb, c.value, block, p, rows=False)
     M, K = a.value.shape
     N = b.value.shape[1]
     G = p.G
@@ -461,7 +461,7 @@ def grouped_rows(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpack
     sb (R, K/block, N) (the B scales each row's products use)."""
     cm = backend.c_module()
     if cm is not None:
-        return _c_grouped(cm, a, b, c, sa, sb, block, p, rows=True)
+        return c_grouped(cm, a.value, b.value, sa, sb, c.value, block, p, rows=True)
     R, K = a.value.shape
     N = b.value.shape[2]
     G = p.G
