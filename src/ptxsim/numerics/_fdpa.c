@@ -117,17 +117,13 @@ static inline uint32_t round_bits(double v, int frac, int emin, int rne, int out
 
 /* ---- shared steps, written as branch-free loops over one row of N outputs (they vectorise) -- */
 
-/* The grid of each output: emax -> scale 2^(F - emax) (grid units) and its inverse; a zero
- * term (hz, or every output when all_zero) lifts emax to e_zero (fdpa._emax). */
-HOT static void set_scale(Py_ssize_t N, const int32_t *restrict em, const int32_t *restrict hz,
-                          int all_zero, int F, int e_zero, double *restrict scale,
-                          double *restrict inv, double *restrict acc)
+/* The grid of each output: emax -> scale 2^(F - emax) (grid units) and its inverse. */
+HOT static void set_scale(Py_ssize_t N, const int32_t *restrict em, int F,
+                          double *restrict scale, double *restrict inv, double *restrict acc)
 {
     for (Py_ssize_t j = 0; j < N; j++) {
-        int32_t z = (hz[j] | all_zero) ? e_zero : NO_TERM;
-        int32_t m = em[j] > z ? em[j] : z;
-        scale[j] = pow2(F - m);
-        inv[j] = pow2(m - F);
+        scale[j] = pow2(F - em[j]);
+        inv[j] = pow2(em[j] - F);
         acc[j] = 0.0;
     }
 }
@@ -172,60 +168,74 @@ typedef struct {
 
 typedef struct {                 /* per-row work arrays, N each */
     int32_t *em;
-    int32_t *hz;
     double *scale, *inv, *acc, *cval;
 } row_work;
 
-/* One row i of one MMA: A's row a (K), its exponents ae, B's K x N block (bv, bex / bzero
- * prepared by prepare_b), initial c (N) and its exponents ce0 (unpack's; NULL: computed here,
- * C's subnormals aligning at c_emin) -> out (N).  Later blocks' c is the previous block's
- * rounded D, whose subnormals align at d_emin. */
+/* One row i of one MMA: A's row a (K), its exponents ae, B's K x N block (bv, and bex / zcol
+ * from prepare_b), initial c (N) and its exponents ce0 (unpack's; NULL: computed here, C's
+ * subnormals aligning at c_emin) -> out (N).  Later blocks' c is the previous block's rounded D,
+ * whose subnormals align at d_emin. */
 HOT static void fused_row(const double *restrict a, const int32_t *restrict ae,
                           const double *restrict bv, const int32_t *restrict bex,
-                          const uint8_t *restrict bzero, const double *restrict c0,
+                          const int32_t *restrict zcol, const double *restrict c0,
                           const int32_t *restrict ce0, uint32_t *restrict out, Py_ssize_t N,
                           Py_ssize_t K, const fused_params *p, const row_work *w)
 {
     int32_t *restrict em = w->em;
-    int32_t *restrict hz = w->hz;
     double *restrict acc = w->acc, *restrict cval = w->cval;
     const double *restrict scale = w->scale;
+    const int32_t ez = p->e_zero;
     memcpy(cval, c0, N * sizeof *cval);
     for (Py_ssize_t k0 = 0; k0 < K; k0 += p->L) {
         Py_ssize_t k1 = k0 + p->L < K ? k0 + p->L : K;
+        const int32_t *restrict zc = zcol + (k0 / p->L) * N;
         /* fdpa._emax: the largest alignment exponent over the products, c, and e_zero for
-         * every zero term (a product with a zero factor, or a zero c) */
-        int all_zero_term = 0;
-        if (k0 == 0 && ce0)
-            memcpy(em, ce0, N * sizeof *em);
-        else
-            for (Py_ssize_t j = 0; j < N; j++)
-                em[j] = c_exponent(cval[j], k0 == 0 ? p->c_emin : p->d_emin);
-        for (Py_ssize_t j = 0; j < N; j++)
-            hz[j] = cval[j] == 0.0;
-        for (Py_ssize_t k = k0; k < k1; k++) {
-            double ak = a[k];
-            if (ak == 0.0) {
-                all_zero_term = 1;
-                continue;
+         * every zero term: a product with a zero factor (a zero a_k: every output; a zero
+         * b_kj: zcol), or a zero c */
+        int32_t base = NO_TERM;
+        for (Py_ssize_t k = k0; k < k1; k++)
+            base = a[k] == 0.0 ? ez : base;
+        int cemin = k0 == 0 ? p->c_emin : p->d_emin;
+        for (Py_ssize_t j = 0; j < N; j++) {
+            int32_t ce = (k0 == 0 && ce0) ? ce0[j] : c_exponent(cval[j], cemin);
+            int32_t m = cval[j] == 0.0 ? ez : base;
+            m = m > zc[j] ? m : zc[j];
+            em[j] = ce > m ? ce : m;
+        }
+        /* products of finite nonzero factors: e_a + e_b (bex is NO_TERM for zero / Inf / NaN
+         * b; so is e for such an a) -- four rows of B per pass */
+        for (Py_ssize_t k = k0; k < k1; k += 4) {
+            int32_t e[4];
+            const int32_t *restrict be[4];
+            for (int q = 0; q < 4; q++) {
+                Py_ssize_t kq = k + q < k1 ? k + q : k0;   /* past the end: repeat row k0 */
+                double aq = a[kq];
+                e[q] = (aq != 0.0 && isfinite(aq)) ? ae[kq] : NO_TERM;
+                be[q] = bex + kq * N;
             }
-            const uint8_t *bz = bzero + k * N;
-            for (Py_ssize_t j = 0; j < N; j++)
-                hz[j] |= bz[j];
-            if (!isfinite(ak))            /* Inf/NaN times nonzero: a term with no exponent */
-                continue;
-            int32_t e = ae[k];
-            const int32_t *be = bex + k * N;
             for (Py_ssize_t j = 0; j < N; j++) {
-                int32_t t = e + be[j];
+                int32_t t01 = e[0] + be[0][j] > e[1] + be[1][j] ? e[0] + be[0][j] : e[1] + be[1][j];
+                int32_t t23 = e[2] + be[2][j] > e[3] + be[3][j] ? e[2] + be[2][j] : e[3] + be[3][j];
+                int32_t t = t01 > t23 ? t01 : t23;
                 em[j] = t > em[j] ? t : em[j];
             }
         }
-        set_scale(N, em, hz, all_zero_term, p->F, p->e_zero, w->scale, w->inv, acc);
-        /* fdpa._sum_units: each product scaled to grid units, truncated toward zero, summed */
-        for (Py_ssize_t k = k0; k < k1; k++) {
+        set_scale(N, em, p->F, w->scale, w->inv, acc);
+        /* fdpa._sum_units: each product scaled to grid units, truncated toward zero, summed;
+         * four rows of B per pass over the sums (every partial sum is an exact integer, so the
+         * grouping cannot change it; Inf/NaN propagate alike in any order) */
+        Py_ssize_t k = k0;
+        for (; k + 4 <= k1; k += 4) {
+            double a0 = a[k], a1 = a[k + 1], a2 = a[k + 2], a3 = a[k + 3];
+            const double *restrict b0 = bv + k * N, *restrict b1 = b0 + N,
+                         *restrict b2 = b1 + N, *restrict b3 = b2 + N;
+            for (Py_ssize_t j = 0; j < N; j++)
+                acc[j] += (trunc(a0 * b0[j] * scale[j]) + trunc(a1 * b1[j] * scale[j])) +
+                          (trunc(a2 * b2[j] * scale[j]) + trunc(a3 * b3[j] * scale[j]));
+        }
+        for (; k < k1; k++) {
             double ak = a[k];
-            const double *b = bv + k * N;
+            const double *restrict b = bv + k * N;
             for (Py_ssize_t j = 0; j < N; j++)
                 acc[j] += trunc(ak * b[j] * scale[j]);
         }
@@ -240,29 +250,37 @@ HOT static void fused_row(const double *restrict a, const int32_t *restrict ae,
 
 static void free_work(row_work *w)
 {
-    free(w->em); free(w->hz); free(w->scale); free(w->inv); free(w->acc); free(w->cval);
+    free(w->em); free(w->scale); free(w->inv); free(w->acc); free(w->cval);
 }
 
-/* B's alignment exponents with NO_TERM for zeros and specials, and its zero flags. */
-static void prepare_b(const double *bv, const int32_t *be, int32_t *bex, uint8_t *bzero,
-                      Py_ssize_t n)
+/* B's alignment exponents with NO_TERM for zeros and specials, and per block of L rows and
+ * column j: e_zero if the block has a zero b_kj (a zero term in every output of column j),
+ * else NO_TERM. */
+static void prepare_b(const double *bv, const int32_t *be, int32_t *bex, int32_t *zcol,
+                      Py_ssize_t K, Py_ssize_t N, int L, int e_zero)
 {
-    for (Py_ssize_t x = 0; x < n; x++) {
+    for (Py_ssize_t x = 0; x < K * N; x++) {
         double v = bv[x];
-        bzero[x] = v == 0.0;
         bex[x] = (v == 0.0 || !isfinite(v)) ? NO_TERM : be[x];
+    }
+    for (Py_ssize_t k0 = 0; k0 < K; k0 += L) {
+        int32_t *z = zcol + (k0 / L) * N;
+        for (Py_ssize_t j = 0; j < N; j++)
+            z[j] = NO_TERM;
+        for (Py_ssize_t k = k0; k < K && k < k0 + L; k++)
+            for (Py_ssize_t j = 0; j < N; j++)
+                z[j] = bv[k * N + j] == 0.0 ? e_zero : z[j];
     }
 }
 
 static int alloc_work(row_work *w, Py_ssize_t N)
 {
     w->em = malloc(N * sizeof *w->em);
-    w->hz = malloc(N * sizeof *w->hz);
     w->scale = malloc(N * sizeof(double));
     w->inv = malloc(N * sizeof(double));
     w->acc = malloc(N * sizeof(double));
     w->cval = malloc(N * sizeof(double));
-    if (w->em && w->hz && w->scale && w->inv && w->acc && w->cval)
+    if (w->em && w->scale && w->inv && w->acc && w->cval)
         return 0;
     free_work(w);
     return -1;
@@ -323,11 +341,11 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
     const double *av = buf[0].buf, *bv = buf[2].buf, *cv = buf[4].buf;
     const int32_t *ae = buf[1].buf, *be = buf[3].buf, *ce = buf[5].buf;
     uint32_t *out = buf[6].buf;
-    int32_t *bex = malloc(K * N * sizeof *bex);
-    uint8_t *bzero = malloc(K * N);
+    Py_ssize_t nblocks = (K + p.L - 1) / p.L;
+    int32_t *bex = malloc(K * N * sizeof *bex), *zcol = malloc(nblocks * N * sizeof *zcol);
     row_work w;
-    if (!bex || !bzero || alloc_work(&w, N) < 0) {
-        free(bex); free(bzero);
+    if (!bex || !zcol || alloc_work(&w, N) < 0) {
+        free(bex); free(zcol);
         release(buf, 7);
         return PyErr_NoMemory();
     }
@@ -337,17 +355,17 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
         for (Py_ssize_t i = 0; i < M; i++) {
             Py_ssize_t boff = t * b_t + i * b_i;
             if (boff != prepared) {
-                prepare_b(bv + boff, be + boff, bex, bzero, K * N);
+                prepare_b(bv + boff, be + boff, bex, zcol, K, N, p.L, p.e_zero);
                 prepared = boff;
             }
             Py_ssize_t r = t * M + i;
-            fused_row(av + r * K, ae + r * K, bv + boff, bex, bzero, cv + r * N,
+            fused_row(av + r * K, ae + r * K, bv + boff, bex, zcol, cv + r * N,
                       have_ce ? ce + r * N : NULL,
                       out + r * N, N, K, &p, &w);
         }
     }
     Py_END_ALLOW_THREADS
-    free(bex); free(bzero); free_work(&w);
+    free(bex); free(zcol); free_work(&w);
     release(buf, 7);
     Py_RETURN_NONE;
 }
@@ -435,10 +453,10 @@ HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict 
     memcpy(cval, c0, N * sizeof *cval);
     for (Py_ssize_t g0 = 0; g0 < ng; g0 += per_block) {
         Py_ssize_t g1 = g0 + per_block < ng ? g0 + per_block : ng;
-        for (Py_ssize_t j = 0; j < N; j++)
-            w->hz[j] = cval[j] == 0.0;
-        for (Py_ssize_t j = 0; j < N; j++)
-            em[j] = c_exponent(cval[j], -126);
+        for (Py_ssize_t j = 0; j < N; j++) {
+            int32_t ce = c_exponent(cval[j], -126);
+            em[j] = cval[j] == 0.0 ? p->e_zero : ce;
+        }
         for (Py_ssize_t g = g0; g < g1; g++) {
             Py_ssize_t s = g * p->G / p->block;       /* the scale this group uses */
             int32_t ea = sav[s] == 0.0 ? NO_TERM : sae[s];
@@ -453,7 +471,7 @@ HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict 
                 em[j] = e > em[j] ? e : em[j];
             }
         }
-        set_scale(N, em, w->hz, 0, p->F, p->e_zero, w->scale, w->inv, acc);
+        set_scale(N, em, p->F, w->scale, w->inv, acc);
         for (Py_ssize_t g = g0; g < g1; g++) {
             Py_ssize_t s = g * p->G / p->block;
             double sa = sav[s];
