@@ -25,7 +25,8 @@
 #define ZERO_EXP (-4000)       /* unpack.ZERO_EXP: zeros and specials never win a max */
 #define NO_TERM (-1000000)     /* an exponent below every sum of two real ones */
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(PTXSIM_NO_CLONES)
 #define HOT __attribute__((target_clones("avx2", "default")))
 #else
 #define HOT
@@ -169,6 +170,8 @@ typedef struct {
 typedef struct {                 /* per-row work arrays, N each */
     int32_t *em;
     double *scale, *inv, *acc, *cval;
+    double *zeros;                /* N zeros (any element type) */
+    int32_t *none;                /* N times NO_TERM */
 } row_work;
 
 /* One row i of one MMA: A's row a (K), its exponents ae, B's K x N block (bv, and bex / zcol
@@ -251,6 +254,7 @@ HOT static void fused_row(const double *restrict a, const int32_t *restrict ae,
 static void free_work(row_work *w)
 {
     free(w->em); free(w->scale); free(w->inv); free(w->acc); free(w->cval);
+    free(w->zeros); free(w->none);
 }
 
 /* B's alignment exponents with NO_TERM for zeros and specials, and per block of L rows and
@@ -280,8 +284,13 @@ static int alloc_work(row_work *w, Py_ssize_t N)
     w->inv = malloc(N * sizeof(double));
     w->acc = malloc(N * sizeof(double));
     w->cval = malloc(N * sizeof(double));
-    if (w->em && w->scale && w->inv && w->acc && w->cval)
+    w->zeros = calloc(N, sizeof(double));
+    w->none = malloc(N * sizeof(int32_t));
+    if (w->em && w->scale && w->inv && w->acc && w->cval && w->zeros && w->none) {
+        for (Py_ssize_t j = 0; j < N; j++)
+            w->none[j] = NO_TERM;
         return 0;
+    }
     free_work(w);
     return -1;
 }
@@ -425,6 +434,7 @@ HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict 
     double *restrict acc = w->acc, *restrict cval = w->cval;
     const double *restrict scale = w->scale;
     Py_ssize_t ng = K / p->G, per_block = p->L / p->G;
+    const int32_t ez = p->e_zero;
     uint32_t amask[64];                                /* ng <= 64: checked by the caller */
     /* every group sum, in quarters, 64 columns at a time (the sums stay in registers) */
     for (Py_ssize_t g = 0; g < ng; g++) {
@@ -455,30 +465,54 @@ HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict 
         Py_ssize_t g1 = g0 + per_block < ng ? g0 + per_block : ng;
         for (Py_ssize_t j = 0; j < N; j++) {
             int32_t ce = c_exponent(cval[j], -126);
-            em[j] = cval[j] == 0.0 ? p->e_zero : ce;
+            em[j] = cval[j] == 0.0 ? ez : ce;
         }
-        for (Py_ssize_t g = g0; g < g1; g++) {
-            Py_ssize_t s = g * p->G / p->block;       /* the scale this group uses */
-            int32_t ea = sav[s] == 0.0 ? NO_TERM : sae[s];
-            const int32_t *restrict eb = sbez + s * N;
-            const uint32_t *restrict bm = bmask + g * N;
-            uint32_t am = amask[g];
-            int32_t ez = p->e_zero;
+        /* four groups per pass over the outputs; past g1 a group reads the zero rows of w and
+         * counts for nothing (NO_TERM, a +0 term) */
+        for (Py_ssize_t q0 = g0; q0 < g1; q0 += 4) {
+            int32_t ea[4], act[4];
+            const int32_t *restrict eb[4];
+            const uint32_t *restrict bm[4];
+            uint32_t am[4];
+            for (int q = 0; q < 4; q++) {
+                Py_ssize_t g = q0 + q, s = g * p->G / p->block;   /* the scale it uses */
+                act[q] = g < g1;
+                ea[q] = !act[q] ? NO_TERM : sav[s] == 0.0 ? NO_TERM : sae[s];
+                eb[q] = act[q] ? sbez + s * N : w->none;
+                bm[q] = act[q] ? bmask + g * N : (const uint32_t *)w->none;
+                am[q] = act[q] ? amask[g] : 0;
+            }
             /* a group with no nonzero product, or a zero scale, is a zero term */
             for (Py_ssize_t j = 0; j < N; j++) {
-                int32_t zero = ((am & bm[j]) == 0) | (ea == NO_TERM) | (eb[j] == NO_TERM);
-                int32_t e = zero ? ez : ea + eb[j];
-                em[j] = e > em[j] ? e : em[j];
+                int32_t m = em[j];
+                for (int q = 0; q < 4; q++) {
+                    int32_t zero = ((am[q] & bm[q][j]) == 0) | (ea[q] == NO_TERM) |
+                                   (eb[q][j] == NO_TERM);
+                    int32_t e = zero ? ez : ea[q] + eb[q][j];
+                    e = act[q] ? e : NO_TERM;
+                    m = e > m ? e : m;
+                }
+                em[j] = m;
             }
         }
         set_scale(N, em, p->F, w->scale, w->inv, acc);
-        for (Py_ssize_t g = g0; g < g1; g++) {
-            Py_ssize_t s = g * p->G / p->block;
-            double sa = sav[s];
-            const double *restrict sb = sbv + s * N;
-            const int16_t *restrict gs = gsum + g * N;
+        for (Py_ssize_t q0 = g0; q0 < g1; q0 += 4) {
+            double sa[4];
+            const double *restrict sb[4];
+            const int16_t *restrict gs[4];
+            for (int q = 0; q < 4; q++) {
+                Py_ssize_t g = q0 + q, s = g * p->G / p->block;
+                int on = g < g1;
+                sa[q] = on ? sav[s] : 0.0;
+                sb[q] = on ? sbv + s * N : w->zeros;
+                gs[q] = on ? gsum + g * N : (const int16_t *)w->zeros;
+            }
+            /* exact integers: the grouping of the sum cannot change it */
             for (Py_ssize_t j = 0; j < N; j++)
-                acc[j] += trunc((double)gs[j] * 0.25 * sa * sb[j] * scale[j]);
+                acc[j] += (trunc((double)gs[0][j] * 0.25 * sa[0] * sb[0][j] * scale[j]) +
+                           trunc((double)gs[1][j] * 0.25 * sa[1] * sb[1][j] * scale[j])) +
+                          (trunc((double)gs[2][j] * 0.25 * sa[2] * sb[2][j] * scale[j]) +
+                           trunc((double)gs[3][j] * 0.25 * sa[3] * sb[3][j] * scale[j]));
         }
         finish_rz_f32(N, acc, scale, w->inv, cval, out, 23);
     }
