@@ -27,7 +27,7 @@
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(PTXSIM_NO_CLONES)
-#define HOT __attribute__((target_clones("avx2", "default")))
+#define HOT __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define HOT
 #endif
