@@ -386,21 +386,15 @@ typedef struct {
 } grouped_params;
 
 /* The grouped kinds take e2m1 elements only (Table 55): twice each is an integer in
- * [-12, 12], so a product is an integer number of quarters, |.| <= 144, and a group sum of
- * G <= 16 of them fits an int16 exactly (|.| <= 2304): the group sums run in 16-bit integer
- * lanes.  Returns -1 if some value is not of that form. */
+ * [-12, 12] (the caller passes these "halves"), so a product is an integer number of quarters,
+ * |.| <= 144, and a group sum of G <= 16 of them fits an int16 exactly (|.| <= 2304): the group
+ * sums run in 16-bit integer lanes.  Returns -1 if some element is out of that range. */
 #define E2M1_MAX2 12
-HOT static int to_halves(const double *restrict v, int16_t *restrict h, Py_ssize_t n)
+HOT static int check_halves(const int16_t *restrict h, Py_ssize_t n)
 {
     int bad = 0;
-    for (Py_ssize_t x = 0; x < n; x++) {
-        double d = 2.0 * v[x];
-        int ok = fabs(d) <= E2M1_MAX2;                 /* false for NaN */
-        double dd = ok ? d : 0.0;
-        int32_t i = (int32_t)dd;
-        bad |= !ok | (dd != (double)i);
-        h[x] = (int16_t)i;
-    }
+    for (Py_ssize_t x = 0; x < n; x++)
+        bad |= (h[x] > E2M1_MAX2) | (h[x] < -E2M1_MAX2);
     return bad ? -1 : 0;
 }
 
@@ -421,7 +415,7 @@ HOT static void nonzero_masks(const int16_t *restrict h, uint32_t *restrict mask
 /* One row: group sums of G exact products, each times SF_A * SF_B, aligned with c on the
  * largest exponent, truncated, summed, rounded toward zero to f32 (fdpa._grouped_tail).
  * a2: the row's elements in halves; b2 / bmask: B's K x N elements in halves and its nonzero
- * masks (to_halves, nonzero_masks); sbez: SF_B's exponents, NO_TERM for zero scales. */
+ * masks (the caller's halves, nonzero_masks); sbez: SF_B's exponents, NO_TERM for zero scales. */
 HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict b2,
                             const uint32_t *restrict bmask, const double *restrict sav,
                             const int32_t *restrict sae, const double *restrict sbv,
@@ -519,10 +513,11 @@ HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict 
 }
 
 PyDoc_STRVAR(grouped_doc,
-"grouped(av, bv, sav, sae, sbv, sbe, cv, out, T, M, N, K, nsf, b_t, b_i, sb_t, sb_i, F, L, G,\n"
+"grouped(a2, b2, sav, sae, sbv, sbe, cv, out, T, M, N, K, nsf, b_t, b_i, sb_t, sb_i, F, L, G,\n"
 "        e_zero, block)\n\n"
-"fdpa.grouped / grouped_rows: av (T, M, K), sav / sae (T, M, nsf); row i of MMA t uses B's\n"
-"K x N block at t*b_t + i*b_i of bv and the nsf x N scales at t*sb_t + i*sb_i of sbv / sbe;\n"
+"fdpa.grouped / grouped_rows on e2m1 elements given as int16 halves (2x the value):\n"
+"a2 (T, M, K), sav / sae (T, M, nsf) float64 / int32; row i of MMA t uses B's\n"
+"K x N block at t*b_t + i*b_i of b2 and the nsf x N scales at t*sb_t + i*sb_i of sbv / sbe;\n"
 "cv (T, M, N) float64 (f32 values); out (T, M, N) uint32 receives D's f32 bits.");
 
 static PyObject *py_grouped(PyObject *self, PyObject *args)
@@ -544,25 +539,24 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
     }
     Py_ssize_t last_b = (T ? (T - 1) * b_t + (M ? M - 1 : 0) * b_i : 0) + K * N;
     Py_ssize_t last_sb = (T ? (T - 1) * sb_t + (M ? M - 1 : 0) * sb_i : 0) + nsf * N;
-    Py_ssize_t need[8] = {T * M * K * 8, last_b * 8, T * M * nsf * 8, T * M * nsf * 4,
+    Py_ssize_t need[8] = {T * M * K * 2, last_b * 2, T * M * nsf * 8, T * M * nsf * 4,
                           last_sb * 8, last_sb * 4, T * M * N * 8, T * M * N * 4};
-    const char *names[8] = {"av", "bv", "sav", "sae", "sbv", "sbe", "cv", "out"};
+    const char *names[8] = {"a2", "b2", "sav", "sae", "sbv", "sbe", "cv", "out"};
     if (get_buffers(buf, 8, need, names) < 0) {
         release(buf, 8);
         return NULL;
     }
-    const double *av = buf[0].buf, *bv = buf[1].buf, *sav = buf[2].buf, *sbv = buf[4].buf,
-                 *cv = buf[6].buf;
+    const int16_t *a2 = buf[0].buf, *b2 = buf[1].buf;
+    const double *sav = buf[2].buf, *sbv = buf[4].buf, *cv = buf[6].buf;
     const int32_t *sae = buf[3].buf, *sbe = buf[5].buf;
     uint32_t *out = buf[7].buf;
     Py_ssize_t ng = K / p.G;
-    int16_t *gsum = malloc(ng * N * sizeof *gsum), *b2 = malloc(K * N * sizeof *b2),
-            *a2 = malloc(K * sizeof *a2);
+    int16_t *gsum = malloc(ng * N * sizeof *gsum);
     uint32_t *bmask = malloc(ng * N * sizeof *bmask);
     int32_t *sbez = malloc(nsf * N * sizeof *sbez);
     row_work w;
-    if (!gsum || !b2 || !a2 || !bmask || !sbez || alloc_work(&w, N) < 0) {
-        free(gsum); free(b2); free(a2); free(bmask); free(sbez);
+    if (!gsum || !bmask || !sbez || alloc_work(&w, N) < 0) {
+        free(gsum); free(bmask); free(sbez);
         release(buf, 8);
         return PyErr_NoMemory();
     }
@@ -573,8 +567,8 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
         for (Py_ssize_t i = 0; i < M && !bad; i++) {
             Py_ssize_t r = t * M + i, boff = t * b_t + i * b_i, sboff = t * sb_t + i * sb_i;
             if (boff != prepared) {
-                bad |= to_halves(bv + boff, b2, K * N);
-                nonzero_masks(b2, bmask, ng, p.G, N);
+                bad |= check_halves(b2 + boff, K * N);
+                nonzero_masks(b2 + boff, bmask, ng, p.G, N);
                 prepared = boff;
             }
             if (sboff != prepared_sb) {
@@ -582,17 +576,17 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
                     sbez[x] = sbv[sboff + x] == 0.0 ? NO_TERM : sbe[sboff + x];
                 prepared_sb = sboff;
             }
-            bad |= to_halves(av + r * K, a2, K);
-            grouped_row(a2, b2, bmask, sav + r * nsf, sae + r * nsf, sbv + sboff, sbez,
+            bad |= check_halves(a2 + r * K, K);
+            grouped_row(a2 + r * K, b2 + boff, bmask, sav + r * nsf, sae + r * nsf, sbv + sboff, sbez,
                         cv + r * N, out + r * N, N, K, &p, gsum, &w);
         }
     }
     Py_END_ALLOW_THREADS
-    free(gsum); free(b2); free(a2); free(bmask); free(sbez); free_work(&w);
+    free(gsum); free(bmask); free(sbez); free_work(&w);
     release(buf, 8);
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: the grouped kinds take e2m1 "
-                        "elements (values k/2, |k| <= 12)");
+                        "elements: halves (2x the value) in [-12, 12]");
         return NULL;
     }
     Py_RETURN_NONE;

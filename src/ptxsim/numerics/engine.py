@@ -41,6 +41,11 @@ def _c_values(C: np.ndarray, ctype: str) -> np.ndarray:
     return unpack(C, ctype).value
 
 
+# e2m1 bits -> twice the value (the grouped kinds' elements, as _fdpa.c takes them); checked
+# against `decode` by tests/numerics/test_backend.py
+_E2M1_HALVES = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.int16)
+
+
 def _c_operand(x: Unpacked, s: Unpacked | None, block: int | None, axis: int):
     """Values and alignment exponents of A or B, block scales folded in (as `_fold_scale`:
     exact, ue8m0 scales are powers of two; the exponents of zero / Inf / NaN products are never
@@ -123,8 +128,8 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
         if K % p.G:
             raise OperandError(f"K = {K} is not a multiple of the group size {p.G}")
         if cm is not None:
-            return fdpa.c_grouped(cm, ua.value, ub.value, usa, usb, _c_values(C, ctype),
-                                  block, p, rows=False)
+            return fdpa.c_grouped(cm, np.take(_E2M1_HALVES, A), np.take(_E2M1_HALVES, B), usa,
+                                  usb, _c_values(C, ctype), block, p, rows=False)
         return fdpa.grouped(ua, ub, unpack(C, ctype), usa, usb, block, p, p.rho)
     if cm is not None:
         return _c_fused(cm, A[None], B[None], C[None], p, atype, btype, ctype, dtype,

@@ -32,6 +32,7 @@ import threading
 
 import numpy as np
 
+from ptxsim.errors import OperandError
 from ptxsim.numerics import backend
 from ptxsim.numerics.params import Params
 from ptxsim.numerics.rounding import round_exact
@@ -273,19 +274,28 @@ def _c_fused(cm, a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dty
     return c_fused(cm, a.value, a.exp, b.value, b.exp, c.value, c.exp, p, rho, dtype_out, rows)
 
 
-def c_grouped(cm, av, bv, sa: Unpacked, sb: Unpacked, cv, block: int, p: Params,
+def c_grouped(cm, a2, b2, sa: Unpacked, sb: Unpacked, cv, block: int, p: Params,
               rows: bool) -> np.ndarray:
-    """grouped (av (M, K), bv (K, N), sb (K/block, N)) or, with rows, grouped_rows (bv
-    (R, K, N), sb (R, K/block, N)) in _fdpa.c; cv: C's f32 values (M, N).  Returns D's f32
-    bits."""
-    M, K = av.shape
-    N = bv.shape[-1]
+    """grouped (a2 (M, K), b2 (K, N), sb (K/block, N)) or, with rows, grouped_rows (b2
+    (R, K, N), sb (R, K/block, N)) in _fdpa.c.  a2, b2: the e2m1 elements as int16 halves (twice
+    the value: `e2m1_halves`); cv: C's f32 values (M, N).  Returns D's f32 bits."""
+    M, K = a2.shape
+    N = b2.shape[-1]
     nsf = K // block
     b_i, sb_i = (K * N, nsf * N) if rows else (0, 0)
     out = np.empty((M, N), np.uint32)
-    cm.grouped(_f64(av), _f64(bv), _f64(sa.value), _i32(sa.exp), _f64(sb.value), _i32(sb.exp),
-               _f64(cv), out, 1, M, N, K, nsf, 0, b_i, 0, sb_i, p.F, p.L, p.G, p.e_zero, block)
+    cm.grouped(np.ascontiguousarray(a2, np.int16), np.ascontiguousarray(b2, np.int16),
+               _f64(sa.value), _i32(sa.exp), _f64(sb.value), _i32(sb.exp), _f64(cv), out, 1, M,
+               N, K, nsf, 0, b_i, 0, sb_i, p.F, p.L, p.G, p.e_zero, block)
     return out
+
+
+def e2m1_halves(value: np.ndarray) -> np.ndarray:
+    """Decoded e2m1 values (k/2, |k| <= 12) as the int16 k the compiled grouped loop takes."""
+    h = 2.0 * value
+    if not (np.abs(h) <= 12).all() or (h != np.trunc(h)).any():
+        raise OperandError("the grouped kinds (mxf4, mxf4nvf4) take e2m1 elements only")
+    return h.astype(np.int16)
 
 
 def fused(a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dtype_out: str,
@@ -403,7 +413,8 @@ def grouped(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpacked, b
     """kind::mxf4 / mxf4nvf4: exact group sums of G products, scaled, then fused with c."""
     cm = backend.c_module()
     if cm is not None:
-        return c_grouped(cm, a.value, b.value, sa, sb, c.value, block, p, rows=False)
+        return c_grouped(cm, e2m1_halves(a.value), e2m1_halves(b.value), sa, sb, c.value, block, p,
+                         rows=False)
     M, K = a.value.shape
     N = b.value.shape[1]
     G = p.G
@@ -461,7 +472,8 @@ def grouped_rows(a: Unpacked, b: Unpacked, c: Unpacked, sa: Unpacked, sb: Unpack
     sb (R, K/block, N) (the B scales each row's products use)."""
     cm = backend.c_module()
     if cm is not None:
-        return c_grouped(cm, a.value, b.value, sa, sb, c.value, block, p, rows=True)
+        return c_grouped(cm, e2m1_halves(a.value), e2m1_halves(b.value), sa, sb, c.value, block, p,
+                         rows=True)
     R, K = a.value.shape
     N = b.value.shape[2]
     G = p.G
