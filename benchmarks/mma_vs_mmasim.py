@@ -6,7 +6,8 @@ Shapes: tcgen05 kind::f16 m128n256k16 (f16 -> f32), kind::f8f6f4 m128n256k32 (e4
 kind::mxf4nvf4 m128n256k64 (e2m1, ue4m3 scales, block16).  Both run single-threaded (BLAS and
 torch), best of N.  Prints MAC/s of each, the ratio, and whether the D bits are identical.
 --baseline REV also times ptxsim as of git revision REV (e.g. main) in the same rounds, so the
-before / after ratios see the same machine load.
+before / after ratios see the same machine load.  --backend numpy times the numpy
+implementation (fdpa.py) instead of the compiled loop (_fdpa.c), which is the default when built.
 """
 from __future__ import annotations
 
@@ -51,7 +52,14 @@ def main():
     ap.add_argument("--data", choices=["mixed", "normal"], default="mixed",
                     help="mixed: raw bits mixing ordinary values, wide exponents, subnormals and "
                          "zeros (oracle.gen_bits); normal: N(0,1) values rounded to each format")
+    ap.add_argument("--backend", choices=["c", "numpy"], default=None,
+                    help="numerics backend to time (default: the active one)")
     args = ap.parse_args()
+    from ptxsim.numerics import backend
+    if args.backend:
+        backend.select(args.backend)
+    print(f"ptxsim numerics backend: {backend.active()} (available: "
+          f"{', '.join(backend.available())})")
     import torch
     from mmasim.nv_ptx.sim import TCGen05MMA, TCGen05MMABlockScale
     from tests.numerics.oracle import gen_bits, mmasim_dense, mmasim_scaled

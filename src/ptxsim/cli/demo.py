@@ -17,10 +17,15 @@ def run(args) -> int:
     from rich.table import Table
 
     from ptxsim.machine.demos import run_demos
+    from ptxsim.numerics import backend
     console = Console()
     console.print("ptxsim demo: CUDA C++ kernels with inline tcgen05 PTX "
                   "(src/ptxsim/data/kernels/tcgen05_demo.cu), compiled by nvcc for sm_100a, "
                   "run on the CPU")
+    console.print("tensor-core arithmetic: " + (
+        "compiled loop (ptxsim.numerics._fdpa_c)" if backend.active() == "c" else
+        "numpy (same bits, slower: the compiled loop was not built, no C compiler at install?)"
+        if "c" not in backend.available() else "numpy (selected by PTXSIM_NUMERICS=numpy)"))
     results = run_demos(args.names or None, seed=args.seed)
     table = Table()
     for col in ("kernel", "bit-exact (numerics)", "max rel err (f64 numpy)", "time"):

@@ -6,8 +6,8 @@
 
 Both compute the same arithmetic and give identical bits (tests/numerics/test_backend.py runs
 every model through both).  The compiled one is what makes the engine fast enough for whole
-kernels (benchmarks/mma_vs_mmasim.py).  ``PTXSIM_NUMERICS=numpy`` in the environment, or
-``use("numpy")``, selects numpy even where the extension exists.
+kernels (benchmarks/mma_vs_mmasim.py).  ``PTXSIM_NUMERICS=numpy`` in the environment,
+``select("numpy")`` or ``with use("numpy"):`` select numpy even where the extension exists.
 """
 from __future__ import annotations
 
@@ -41,9 +41,8 @@ def c_module():
     return compiled if _active == "c" else None
 
 
-@contextlib.contextmanager
-def use(name: str):
-    """Run a block with the given backend (tests, benchmarks)."""
+def select(name: str) -> str:
+    """Make `name` ("c" or "numpy") the active backend; returns the previous one."""
     global _active
     if name not in BACKENDS:
         raise PtxsimError(f"unknown numerics backend {name!r}; known: {', '.join(BACKENDS)}")
@@ -51,7 +50,14 @@ def use(name: str):
         raise PtxsimError(f"numerics backend {name!r} is not built in this installation (no C "
                           "compiler at install time?); available: " + ", ".join(available()))
     old, _active = _active, name
+    return old
+
+
+@contextlib.contextmanager
+def use(name: str):
+    """Run a block with the given backend (tests, benchmarks)."""
+    old = select(name)
     try:
         yield
     finally:
-        _active = old
+        select(old)
