@@ -22,6 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(_MSC_VER) && !defined(__clang__)
+#define restrict __restrict
+#endif
+
 #define ZERO_EXP (-4000)       /* unpack.ZERO_EXP: zeros and specials never win a max */
 #define NO_TERM (-1000000)     /* an exponent below every sum of two real ones */
 
