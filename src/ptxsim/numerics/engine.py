@@ -169,7 +169,10 @@ def mma_batch(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: s
     if kind != "i8" and satfinite:
         raise OperandError(f"satfinite applies to integer kinds only, not kind::{kind}")
     p = params(arch, kind, atype, btype, dtype) if kind != "i8" else None
-    if p is None or p.model != "fused" or T == 0:
+    cm = backend.c_module()
+    batched = p is not None and T > 0 and (
+        p.model == "fused" or (p.model == "grouped" and cm is not None))
+    if not batched:
         kw = dict(arch=arch, kind=kind, atype=atype, btype=btype, ctype=ctype, dtype=dtype,
                   scale_type=scale_type, block=block, satfinite=satfinite)
         out = np.empty((T, M, N), _OUT_DTYPE[dtype])
@@ -189,7 +192,12 @@ def mma_batch(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: s
         if SB is None or SB.shape != (T, nsf, N):
             raise OperandError(f"scale_b must be {(T, nsf, N)} (T x K/block x N) for K = {K}, "
                                f"block = {block}; got {None if SB is None else SB.shape}")
-    cm = backend.c_module()
+    if p.model == "grouped":                     # compiled: the whole batch in one call
+        if K % p.G:
+            raise OperandError(f"K = {K} is not a multiple of the group size {p.G}")
+        return fdpa.c_grouped(cm, np.take(_E2M1_HALVES, A), np.take(_E2M1_HALVES, B),
+                              unpack(SA, scale_type), unpack(SB, scale_type),
+                              _c_values(C, ctype), block, p, rows=False)
     if cm is not None:
         return _c_fused(cm, A, B, C, p, atype, btype, ctype, dtype,
                         SA if scale_type else None, SB if scale_type else None, scale_type,

@@ -276,17 +276,23 @@ def _c_fused(cm, a: Unpacked, b: Unpacked, c: Unpacked, p: Params, rho: str, dty
 
 def c_grouped(cm, a2, b2, sa: Unpacked, sb: Unpacked, cv, block: int, p: Params,
               rows: bool) -> np.ndarray:
-    """grouped (a2 (M, K), b2 (K, N), sb (K/block, N)) or, with rows, grouped_rows (b2
-    (R, K, N), sb (R, K/block, N)) in _fdpa.c.  a2, b2: the e2m1 elements as int16 halves (twice
-    the value: `e2m1_halves`); cv: C's f32 values (M, N).  Returns D's f32 bits."""
-    M, K = a2.shape
+    """grouped in _fdpa.c: a2 (M, K), b2 (K, N), sa (M, K/block), sb (K/block, N), cv (M, N),
+    or a batch of T such MMAs (a leading axis on every operand); with rows, grouped_rows
+    (b2 (R, K, N), sb (R, K/block, N)).  a2, b2: the e2m1 elements as int16 halves (twice the
+    value: `e2m1_halves`); cv: C's f32 values.  Returns D's f32 bits, shaped like cv."""
+    batch = a2.ndim == 3
+    M, K = a2.shape[-2:]
+    T = a2.shape[0] if batch else 1
     N = b2.shape[-1]
     nsf = K // block
-    b_i, sb_i = (K * N, nsf * N) if rows else (0, 0)
-    out = np.empty((M, N), np.uint32)
+    if rows:
+        b_t, b_i, sb_t, sb_i = 0, K * N, 0, nsf * N
+    else:
+        b_t, b_i, sb_t, sb_i = K * N, 0, nsf * N, 0
+    out = np.empty(cv.shape, np.uint32)
     cm.grouped(np.ascontiguousarray(a2, np.int16), np.ascontiguousarray(b2, np.int16),
-               _f64(sa.value), _i32(sa.exp), _f64(sb.value), _i32(sb.exp), _f64(cv), out, 1, M,
-               N, K, nsf, 0, b_i, 0, sb_i, p.F, p.L, p.G, p.e_zero, block)
+               _f64(sa.value), _i32(sa.exp), _f64(sb.value), _i32(sb.exp), _f64(cv), out, T, M,
+               N, K, nsf, b_t, b_i, sb_t, sb_i, p.F, p.L, p.G, p.e_zero, block)
     return out
 
 
