@@ -299,6 +299,34 @@ static int alloc_work(row_work *w, Py_ssize_t N)
     return -1;
 }
 
+/* Checked size arithmetic: a huge dimension must be refused, not wrap to a small size. */
+static Py_ssize_t cmul(Py_ssize_t a, Py_ssize_t b, int *bad)
+{
+    if (a < 0 || b < 0 || (b != 0 && a > PY_SSIZE_T_MAX / b)) {
+        *bad = 1;
+        return 0;
+    }
+    return a * b;
+}
+
+static Py_ssize_t cadd(Py_ssize_t a, Py_ssize_t b, int *bad)
+{
+    if (a < 0 || b < 0 || a > PY_SSIZE_T_MAX - b) {
+        *bad = 1;
+        return 0;
+    }
+    return a + b;
+}
+
+/* Elements spanned by per-row blocks of `block` elements at t*s_t + i*s_i (t < T, i < M). */
+static Py_ssize_t span(Py_ssize_t T, Py_ssize_t M, Py_ssize_t s_t, Py_ssize_t s_i,
+                       Py_ssize_t block, int *bad)
+{
+    if (T == 0 || M == 0)
+        return 0;
+    return cadd(cadd(cmul(T - 1, s_t, bad), cmul(M - 1, s_i, bad), bad), block, bad);
+}
+
 static int get_buffers(Py_buffer *bufs, int n, Py_ssize_t *need, const char **names)
 {
     for (int x = 0; x < n; x++) {
@@ -342,10 +370,17 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_fdpa_c.fused: bad dimensions");
         return NULL;
     }
-    Py_ssize_t last_b = (T ? (T - 1) * b_t + (M ? M - 1 : 0) * b_i : 0) + K * N;
-    int have_ce = buf[5].len > 0;
-    Py_ssize_t need[7] = {T * M * K * 8, T * M * K * 4, last_b * 8, last_b * 4,
-                          T * M * N * 8, have_ce ? T * M * N * 4 : 0, T * M * N * 4};
+    int bad = 0, have_ce = buf[5].len > 0;
+    Py_ssize_t tmk = cmul(cmul(T, M, &bad), K, &bad), tmn = cmul(cmul(T, M, &bad), N, &bad);
+    Py_ssize_t last_b = span(T, M, b_t, b_i, cmul(K, N, &bad), &bad);
+    Py_ssize_t need[7] = {cmul(tmk, 8, &bad), cmul(tmk, 4, &bad), cmul(last_b, 8, &bad),
+                          cmul(last_b, 4, &bad), cmul(tmn, 8, &bad),
+                          have_ce ? cmul(tmn, 4, &bad) : 0, cmul(tmn, 4, &bad)};
+    if (bad) {
+        release(buf, 7);
+        PyErr_SetString(PyExc_ValueError, "_fdpa_c.fused: dimensions too large");
+        return NULL;
+    }
     const char *names[7] = {"av", "ae", "bv", "be", "cv", "ce", "out"};
     if (get_buffers(buf, 7, need, names) < 0) {
         release(buf, 7);
@@ -541,10 +576,19 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: bad dimensions");
         return NULL;
     }
-    Py_ssize_t last_b = (T ? (T - 1) * b_t + (M ? M - 1 : 0) * b_i : 0) + K * N;
-    Py_ssize_t last_sb = (T ? (T - 1) * sb_t + (M ? M - 1 : 0) * sb_i : 0) + nsf * N;
-    Py_ssize_t need[8] = {T * M * K * 2, last_b * 2, T * M * nsf * 8, T * M * nsf * 4,
-                          last_sb * 8, last_sb * 4, T * M * N * 8, T * M * N * 4};
+    int ovf = 0;
+    Py_ssize_t tm = cmul(T, M, &ovf), tmk = cmul(tm, K, &ovf), tmn = cmul(tm, N, &ovf),
+               tms = cmul(tm, nsf, &ovf);
+    Py_ssize_t last_b = span(T, M, b_t, b_i, cmul(K, N, &ovf), &ovf);
+    Py_ssize_t last_sb = span(T, M, sb_t, sb_i, cmul(nsf, N, &ovf), &ovf);
+    Py_ssize_t need[8] = {cmul(tmk, 2, &ovf), cmul(last_b, 2, &ovf), cmul(tms, 8, &ovf),
+                          cmul(tms, 4, &ovf), cmul(last_sb, 8, &ovf), cmul(last_sb, 4, &ovf),
+                          cmul(tmn, 8, &ovf), cmul(tmn, 4, &ovf)};
+    if (ovf) {
+        release(buf, 8);
+        PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: dimensions too large");
+        return NULL;
+    }
     const char *names[8] = {"a2", "b2", "sav", "sae", "sbv", "sbe", "cv", "out"};
     if (get_buffers(buf, 8, need, names) < 0) {
         release(buf, 8);
