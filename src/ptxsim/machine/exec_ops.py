@@ -10,6 +10,7 @@ import numpy as np
 from ptxsim.errors import (ExecutionError, OperandError, TrapExecuted, UnsupportedFeature,
                            UndefinedBehavior)
 from ptxsim.isa import base as isa_base
+from ptxsim.machine.executor import WAIT_CLUSTER
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.program import TYPE_BYTES
 from ptxsim.ptx.instruction import Address, Register, RegisterPair, SpecialRegister, Vector
@@ -918,8 +919,8 @@ def _cluster_bar(wave, inst):
         blocked = wave.cl_wait[idx] > wave.cl_done[c]
         sel = idx[blocked]
         wave.status[sel] = 1
-        for t, cc in zip(sel, c[blocked]):
-            wave.wait_info[int(t)] = ("cluster", int(cc))
+        wave.wait_kind[sel] = WAIT_CLUSTER
+        wave.wait_cta[sel] = c[blocked]
     return run
 
 
@@ -934,10 +935,9 @@ def cluster_update(wave, clusters) -> None:
             continue
         wave.cl_done[c] = max(wave.cl_done[c], int(wave.cl_arrive[lo:hi][live].min()))
         waiting = np.flatnonzero((st == 1) & (wave.cl_wait[lo:hi] <= wave.cl_done[c])) + lo
-        for t in waiting:
-            if wave.wait_info.get(int(t), ("",))[0] == "cluster":
-                del wave.wait_info[int(t)]
-                wave.status[t] = 0
+        waiting = waiting[wave.wait_kind[waiting] == WAIT_CLUSTER]
+        wave.wait_kind[waiting] = 0
+        wave.status[waiting] = 0
 
 
 # -------------------------------------------------------------------------------- mbarrier

@@ -32,6 +32,8 @@ from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, Registe
                                     SpecialRegister)
 
 RUN, BLOCKED, EXITED = 0, 1, 2
+# why a BLOCKED thread waits (Wave.wait_kind); the details live in per-thread arrays
+NO_WAIT, WAIT_MBAR, WAIT_BAR, WAIT_CLUSTER = 0, 1, 2, 3
 DEFAULT_WAVE_THREADS = 16384
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 def _reg_dtype(t: str | None):
@@ -98,7 +100,17 @@ class Wave:
             full = np.zeros(self.N, v.dtype)
             full[slot] = v
             self.sregs[k] = full
-        self.wait_info: dict[int, tuple] = {}             # thread -> why it is blocked (keys)
+        # why each blocked thread waits (vectorised; one entry per thread of the wave):
+        # WAIT_MBAR: mbarrier (wait_cta, wait_off) phase parity wait_par / token wait_tok
+        # (wait_is_par says which); WAIT_BAR: barrier key wait_cta * 64 + id in wait_bar;
+        # WAIT_CLUSTER: the cluster index in wait_cta
+        self.wait_kind = np.zeros(self.N, np.int8)
+        self.wait_cta = np.zeros(self.N, np.int64)
+        self.wait_off = np.zeros(self.N, np.int64)
+        self.wait_par = np.zeros(self.N, np.int64)
+        self.wait_tok = np.zeros(self.N, np.uint64)
+        self.wait_is_par = np.zeros(self.N, bool)
+        self.wait_bar = np.zeros(self.N, np.int64)
         self.bars: dict[tuple, dict] = {}                 # (cta, id) -> waiters / arrived
         ncl = max(1, self.n_ctas // geo.cluster_size)
         self.cl_arrive = np.zeros(self.N, np.int64)      # barrier.cluster arrivals per thread
@@ -279,27 +291,36 @@ class Wave:
         cluster_update(self, np.unique(self.cta_of[idx] // self.launch.geometry.cluster_size))
 
     def wake(self) -> bool:
-        blocked = np.flatnonzero(self.status == BLOCKED)
-        woke = False
-        mb = [t for t in blocked if self.wait_info.get(int(t), ("",))[0] == "mbar"]
-        if mb:
-            mb = np.asarray(mb)
-            info = [self.wait_info[int(t)] for t in mb]
-            cta = np.array([i[1] for i in info])
-            off = np.array([i[2] for i in info])
-            par = np.array([i[3] for i in info])
-            tok = np.array([i[4] for i in info], np.uint64)
-            is_par = np.array([i[5] for i in info])
-            ok = np.zeros(mb.size, bool)
-            if is_par.any():
-                ok[is_par] = self.mbar.test_wait_parity(cta[is_par], off[is_par], par[is_par])
-            if (~is_par).any():
-                ok[~is_par] = self.mbar.test_wait(cta[~is_par], off[~is_par], tok[~is_par])
-            for t in mb[ok]:
-                del self.wait_info[int(t)]
-            self.status[mb[ok]] = RUN
-            woke = bool(ok.any())
-        return woke
+        """Release the threads whose mbarrier phase has completed; True if any woke."""
+        mb = np.flatnonzero((self.status == BLOCKED) & (self.wait_kind == WAIT_MBAR))
+        if not mb.size:
+            return False
+        cta, off = self.wait_cta[mb], self.wait_off[mb]
+        is_par = self.wait_is_par[mb]
+        ok = np.zeros(mb.size, bool)
+        if is_par.any():
+            ok[is_par] = self.mbar.test_wait_parity(cta[is_par], off[is_par],
+                                                    self.wait_par[mb][is_par])
+        if (~is_par).any():
+            ok[~is_par] = self.mbar.test_wait(cta[~is_par], off[~is_par],
+                                              self.wait_tok[mb][~is_par])
+        woke = mb[ok]
+        self.wait_kind[woke] = NO_WAIT
+        self.status[woke] = RUN
+        return bool(woke.size)
+
+    def wait_info(self, t: int) -> tuple:
+        """Why thread `t` is blocked: ("mbar", cta, offset, parity, token, is_parity),
+        ("bar", (cta, id)), ("cluster", cluster) or ("?",)."""
+        k = int(self.wait_kind[t])
+        if k == WAIT_MBAR:
+            return ("mbar", int(self.wait_cta[t]), int(self.wait_off[t]), int(self.wait_par[t]),
+                    int(self.wait_tok[t]), bool(self.wait_is_par[t]))
+        if k == WAIT_BAR:
+            return ("bar", (int(self.wait_bar[t]) // 64, int(self.wait_bar[t]) % 64))
+        if k == WAIT_CLUSTER:
+            return ("cluster", int(self.wait_cta[t]))
+        return ("?",)
 
     def deadlock(self) -> DeadlockError:
         waits = []
@@ -310,7 +331,7 @@ class Wave:
                 continue
             t = w * WARP_SIZE + int(blocked[0])
             p = int(self.pc[t])
-            info = self.wait_info.get(t, ("?",))
+            info = self.wait_info(t)
             if info[0] == "mbar":
                 reason = self.mbar.describe(int(info[1]), int(info[2]))
                 p_inst = p
@@ -385,8 +406,8 @@ class Wave:
             b["arrived"] += sel.size
             if wait:
                 self.status[sel] = BLOCKED
-                for t in sel:
-                    self.wait_info[int(t)] = ("bar", key)
+                self.wait_kind[sel] = WAIT_BAR
+                self.wait_bar[sel] = k
                 b["waiters"].append(sel)
             self._bar_check(key)
 
@@ -398,16 +419,17 @@ class Wave:
             for sel in b["waiters"]:
                 live = sel[self.status[sel] == BLOCKED]
                 self.status[live] = RUN
-                for t in live:
-                    self.wait_info.pop(int(t), None)
+                self.wait_kind[live] = NO_WAIT
             del self.bars[key]
 
     def block_on_mbarrier(self, idx, cta, off, parity, token, is_parity: bool) -> None:
         self.status[idx] = BLOCKED
-        for i, t in enumerate(idx):
-            self.wait_info[int(t)] = ("mbar", int(cta[i]), int(off[i]),
-                                      int(parity[i]) if is_parity else 0,
-                                      int(token[i]) if not is_parity else 0, is_parity)
+        self.wait_kind[idx] = WAIT_MBAR
+        self.wait_cta[idx] = cta
+        self.wait_off[idx] = off
+        self.wait_is_par[idx] = is_parity
+        self.wait_par[idx] = parity if is_parity else 0
+        self.wait_tok[idx] = token if not is_parity else 0
 
 
 class Launch:
