@@ -397,11 +397,14 @@ def _st(wave, inst):
         return st128
 
     def run(idx):
-        vals = np.zeros((idx.size, vec), UINT[size])
+        vals = np.empty((idx.size, vec), UINT[size])
         for k, e in enumerate(elems):
             v = wave.read(e, idx, 8 * size, ftype)
-            vals[:, k] = (v.astype(np.uint64) & np.uint64((1 << 8 * size) - 1 if size < 8
-                                                          else (1 << 64) - 1)).astype(UINT[size])
+            if v.dtype.kind in "ub":        # register bits: the cast keeps the low 8*size bits
+                vals[:, k] = v
+            else:
+                vals[:, k] = (v.astype(np.uint64) & np.uint64(
+                    (1 << 8 * size) - 1 if size < 8 else (1 << 64) - 1)).astype(UINT[size])
         cp = _callparam(wave, a) if space in ("param", "generic") else None
         if cp is not None:
             cp[idx, a.offset:a.offset + size * vec] = vals.view(np.uint8).reshape(idx.size, -1)

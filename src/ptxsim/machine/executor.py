@@ -226,7 +226,7 @@ class Wave:
         if sym is not None and self.program.registers.get(op.base) is None:
             base = np.full(idx.size, sym.address, np.uint64)
         else:
-            base = self.reg(op.base)[idx].astype(np.uint64)
+            base = self.reg(op.base)[idx].astype(np.uint64, copy=False)
         return base + np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
 
     # ---------------------------------------------------------------------------- scheduler
@@ -239,23 +239,27 @@ class Wave:
         # warps that took a backward branch while other warps could run wait for their turn
         # (round-robin between warps; lanes of one warp stay lowest-pc-first)
         yielded = np.zeros(self.N, bool)
+        any_yielded = False                               # == yielded.any()
+        never = np.iinfo(np.int64).max                    # no pc reaches it
         while True:
             runnable = status == RUN
-            if not runnable.any():
-                if (status == EXITED).all():
-                    break
-                if self.wake():
-                    continue
-                if self.proxy.progress():
-                    self.wake()
-                    continue
-                raise self.deadlock()
-            turn = runnable & ~yielded
-            if not turn.any():
-                yielded[:] = False
-                turn = runnable
-            p = int(pc[turn].min())
-            idx = np.flatnonzero(turn & (pc == p))
+            turn = runnable & ~yielded if any_yielded else runnable
+            at = np.where(turn, pc, never)
+            p = int(at.min())
+            if p == never:                                # no thread may run in this turn
+                if not runnable.any():
+                    if (status == EXITED).all():
+                        break
+                    if self.wake():
+                        continue
+                    if self.proxy.progress():
+                        self.wake()
+                        continue
+                    raise self.deadlock()
+                yielded[:] = False                        # every runnable warp had its turn
+                any_yielded = False
+                continue
+            idx = np.flatnonzero(at == p)
             if p >= n_inst:
                 self.exit_threads(idx)
                 continue
@@ -275,6 +279,7 @@ class Wave:
                     in_w = np.repeat(w, WARP_SIZE)
                     if (~in_w & (status == RUN)).any():
                         yielded |= in_w
+                        any_yielded = True
         self.finish()
 
     def finish(self) -> None:
@@ -370,6 +375,9 @@ class Wave:
             p = wave.reg(name)[idx]
             if neg:
                 p = ~p
+            if p.all():                                   # every thread's guard holds
+                body(idx)
+                return
             off = idx[~p]
             if off.size:
                 wave.pc[off] += 1
