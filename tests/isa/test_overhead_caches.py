@@ -31,9 +31,9 @@ def test_out_of_range_read_raises_every_time_after_a_legal_one():
 
 def test_cached_arrays_are_read_only():
     desc = canonical_descriptor("bf16", 16, 16, "K", "none")
-    idx, shift, _, _ = _gather_plan(desc, "bf16", None, 16, 16, "K", 4096)
+    idx, shift, _, _, elem = _gather_plan(desc, "bf16", None, 16, 16, "K", 4096)
     lanes, cols, block = _d_cells(datapath_layout(128, 1, False, False), 0, 128, 64, 0, 32)
-    for a in (idx, shift, lanes, cols):
+    for a in (idx, shift, elem, lanes, cols):
         assert not a.flags.writeable
     # layout D (M = 128, 9.7.16.10.5): row m in lane m, column n at the D address column + n
     assert block == (slice(0, 128), slice(32, 96))

@@ -820,7 +820,12 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
 
         # ---- C (the accumulator in Tensor Memory) ------------------------------------------
         d_lanes, d_cols, d_block = _d_cells(layout, ci * Mc, Mc, N, lane_off, d_col)
-        _check_cells(cta, d_lanes, d_cols, f"{what} [d-tmem]")
+        # a rectangle lies inside Tensor Memory (_d_cells); then only its columns' allocation
+        # is checked (every lane of the block has the same columns); else, or when that finds
+        # a hole, the cell-by-cell check (which names the first bad cell)
+        if d_block is None or not cta.tmem.columns_allocated(d_block[1].start,
+                                                             d_block[1].stop):
+            _check_cells(cta, d_lanes, d_cols, f"{what} [d-tmem]")
         if enable:
             c = cta.tmem.cells[d_block].copy() if d_block else cta.tmem.cells[d_lanes, d_cols]
             c = (c & 0xFFFF).astype(np.uint16) if dtype == "f16" else c
@@ -863,7 +868,7 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
                                    satfinite=bool(desc.saturate), scale_input_d=sid))
         res.d.append(d)
         if d_block and not disabled[ci].any():   # D is one rectangle of cells, all written
-            writes.append((cta, d_block, None, d.astype(np.uint32)))
+            writes.append((cta, d_block, None, d.astype(np.uint32, copy=False)))
         else:
             keep = ~disabled[ci][d_lanes]
             writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
