@@ -86,7 +86,7 @@ def handler(wave, pc, inst):
 
 
 def _adv(wave, idx):
-    wave.pc[idx] += 1
+    wave.advance(idx)
 
 
 def _warps(idx):

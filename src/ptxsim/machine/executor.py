@@ -123,6 +123,20 @@ class Wave:
         self.callparams: dict[str, np.ndarray] = {}       # per-thread call .param bytes
         self.stack = np.zeros((self.N, 64), np.int64)     # call sites
         self.sp = np.zeros(self.N, np.int64)
+        # the thread indices of the current step when they are one run of consecutive threads
+        # (the usual case: a converged wave), and that run as a slice: per-thread arrays are
+        # then indexed by the slice (a view) instead of a gather / scatter. Recognised by
+        # identity (`_at`), so a subset or any other array takes the general path.
+        self._span_idx: np.ndarray | None = None
+        self._span = slice(0, 0)
+
+    def _at(self, idx):
+        """`idx`, or the equivalent slice when `idx` is the current step's consecutive run."""
+        return self._span if idx is self._span_idx else idx
+
+    def advance(self, idx) -> None:
+        """pc += 1 for the threads `idx`."""
+        self.pc[self._span if idx is self._span_idx else idx] += 1
 
     # ------------------------------------------------------------------ registers / operands
     def reg(self, name: str) -> np.ndarray:
@@ -158,13 +172,17 @@ class Wave:
         """Operand value for the threads `idx`: register bits, predicate bools, immediates as
         `width`-bit patterns, symbols as their address."""
         if isinstance(op, SpecialRegister):
-            return self.sreg(op)[idx]
+            v = self.sreg(op)[self._at(idx)]
+            return v.copy() if idx is self._span_idx else v
         if isinstance(op, Register):
             sym = self.launch.symbols.get(op.name)
             if sym is not None and op.name not in self.regs and \
                     self.program.registers.get(op.name) is None:
                 return np.full(idx.size, sym.address, np.uint64)
-            v = self.reg(op.name)[idx]
+            if idx is self._span_idx:                    # a fresh array, as a gather gives
+                v = self.reg(op.name)[self._span].copy()
+            else:
+                v = self.reg(op.name)[idx]
             if op.negated:
                 v = ~v if v.dtype == np.bool_ else ~v
             return v
@@ -201,6 +219,7 @@ class Wave:
                 return
             r = self.reg(op.name)
             v = np.asarray(value)
+            idx = self._at(idx)
             if r.ndim == 2:                               # .b128
                 r[idx] = v.reshape(-1, 2).astype(np.uint64)
                 return
@@ -226,7 +245,7 @@ class Wave:
         if sym is not None and self.program.registers.get(op.base) is None:
             base = np.full(idx.size, sym.address, np.uint64)
         else:
-            base = self.reg(op.base)[idx].astype(np.uint64, copy=False)
+            base = self.reg(op.base)[self._at(idx)].astype(np.uint64, copy=False)
         return base + np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
 
     # ---------------------------------------------------------------------------- scheduler
@@ -260,6 +279,11 @@ class Wave:
                 any_yielded = False
                 continue
             idx = np.flatnonzero(at == p)
+            idx.setflags(write=False)                     # handlers only read it (see _at)
+            if int(idx[-1]) - int(idx[0]) + 1 == idx.size:   # sorted, distinct: consecutive
+                self._span_idx, self._span = idx, slice(int(idx[0]), int(idx[-1]) + 1)
+            else:
+                self._span_idx = None
             if p >= n_inst:
                 self.exit_threads(idx)
                 continue
@@ -372,7 +396,7 @@ class Wave:
         wave = self
 
         def guarded(idx):
-            p = wave.reg(name)[idx]
+            p = wave.reg(name)[wave._at(idx)]            # read before the body runs
             if neg:
                 p = ~p
             if p.all():                                   # every thread's guard holds
@@ -380,7 +404,7 @@ class Wave:
                 return
             off = idx[~p]
             if off.size:
-                wave.pc[off] += 1
+                wave.advance(off)
             on = idx[p]
             if on.size:
                 body(on)
@@ -398,7 +422,7 @@ class Wave:
         """bar.sync / bar.arrive / barrier.sync (9.7.13.1): per (CTA, barrier id) the arrival
         count; the waiters are released when it reaches the expected count (operand b, else every
         non-exited thread of the CTA)."""
-        self.pc[idx] += 1
+        self.advance(idx)
         cta = self.cta_of[idx]
         keys = cta * 64 + ids
         for k in np.unique(keys):
