@@ -425,11 +425,17 @@ class Wave:
         self.advance(idx)
         cta = self.cta_of[idx]
         keys = cta * 64 + ids
-        for k in np.unique(keys):
-            sel = idx[keys == k]
-            key = (int(k) // 64, int(k) % 64)
+        # the threads of each (CTA, barrier) key in thread order: one stable sort, then slices
+        order = np.argsort(keys, kind="stable")
+        keys, idx, counts = keys[order], idx[order], counts[order]
+        uniq, first = np.unique(keys, return_index=True)
+        bounds = first.tolist() + [keys.size]
+        for j, k in enumerate(uniq.tolist()):
+            lo, hi = bounds[j], bounds[j + 1]
+            sel = idx[lo:hi]
+            key = (k // 64, k % 64)
             b = self.bars.setdefault(key, {"arrived": 0, "waiters": [], "expected": None})
-            cnt = counts[keys == k]
+            cnt = counts[lo:hi]
             if cnt is not None and cnt.size and cnt[0] >= 0:
                 if b["expected"] is not None and b["expected"] != int(cnt[0]):
                     raise UndefinedBehavior(f"bar at line {pc_line}: barrier {key[1]} used with "
