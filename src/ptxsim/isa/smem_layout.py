@@ -24,6 +24,7 @@ the element sits at bit (j * bits) of its 16-byte chunk, j = k%T (K-major) or mn
 """
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 
@@ -86,6 +87,7 @@ _F8F6F4_KINDS = ("f8f6f4", "mxf8f6f4")
 _FP4_PACKED_KINDS = ("mxf4", "mxf4nvf4")
 
 
+@functools.lru_cache(maxsize=256)     # pure in (fmt, kind), Packing is frozen; successes only
 def smem_packing(fmt: str, kind: str | None = None) -> Packing:
     """The shared-memory packing of `fmt` as operand of `.kind::kind`.
 

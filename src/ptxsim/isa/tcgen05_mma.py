@@ -24,6 +24,7 @@ scale factors and metadata.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
@@ -735,7 +736,7 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
         zc = ZeroColumnMaskDescriptor.decode(int(zero_column_mask))
         zmask = zc.mask(M, N)                       # validates (Table 45)
         shift = zc.column_shift                     # B columns shift .. shift+N-1 are used
-    b_parts = [read_operand(c.smem, SmemDescriptor.decode(int(b_desc)), desc, "B",
+    b_parts = [read_operand(c.smem, _smem_descriptor(b_desc), desc, "B",
                             rows=Nc + shift) for c in ctas]
     b = np.concatenate(b_parts, axis=0)[shift:shift + N] if shift else np.concatenate(b_parts)
     updates = []                                 # collector updates, applied after success
@@ -763,7 +764,7 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
         rows = np.arange(ci * Mc, (ci + 1) * Mc)
         a_hi = None             # layout E: the upper lane half's own A copy, when it differs
         if a_tmem is None:
-            a = read_operand(cta.smem, SmemDescriptor.decode(int(a_desc)), desc, "A", rows=Mc)
+            a = read_operand(cta.smem, _smem_descriptor(a_desc), desc, "A", rows=Mc)
             key = ("smem", int(a_desc))
         else:
             if desc.transpose_a:
@@ -882,6 +883,25 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
     for update in updates:
         update()
     return res
+
+
+# Pure functions of immutable inputs, returning frozen dataclasses, that every tcgen05.mma of a
+# kernel repeats with the same few arguments: memoised (lru_cache keeps successes only, so an
+# illegal value raises on every call).
+@functools.lru_cache(maxsize=4096)
+def _smem_descriptor_of(value: int) -> SmemDescriptor:
+    return SmemDescriptor.decode(value)
+
+
+def _smem_descriptor(value) -> SmemDescriptor:
+    """SmemDescriptor.decode(int(value)), memoised."""
+    return _smem_descriptor_of(int(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _from_opcode(mnemonic: str, flags: tuple) -> Tcgen05Mma:
+    """Tcgen05Mma.from_opcode(mnemonic, **dict(flags)), memoised."""
+    return Tcgen05Mma.from_opcode(mnemonic, **dict(flags))
 
 
 _D_CELLS: dict = {}
@@ -1011,7 +1031,7 @@ def parse_operands(inst, read) -> tuple:
         v = int(read(op.name))
         return (1 - v) if getattr(op, "negated", False) else v
 
-    probe = Tcgen05Mma.from_opcode(mnemonic)
+    probe = _from_opcode(mnemonic, ())
     need = 4 + probe.sparse + (3 if probe.block_scale else 1)
     if len(ops) < need:
         raise OperandError(f"'{where}': expected at least {need} operands, got {len(ops)}")
@@ -1048,7 +1068,7 @@ def parse_operands(inst, read) -> tuple:
         i += 1
     if i != len(ops):
         raise OperandError(f"'{where}': {len(ops) - i} operand(s) too many for {mnemonic}")
-    return Tcgen05Mma.from_opcode(mnemonic, **flags), kw
+    return _from_opcode(mnemonic, tuple(sorted(flags.items()))), kw
 
 
 def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:

@@ -224,7 +224,7 @@ class Wave:
                 r[idx] = v.reshape(-1, 2).astype(np.uint64)
                 return
             if r.dtype == np.bool_:
-                r[idx] = v.astype(bool) if v.dtype == np.bool_ else (v != 0)
+                r[idx] = v if v.dtype == np.bool_ else (v != 0)
             else:
                 if v.dtype == np.bool_:
                     v = v.astype(r.dtype)
