@@ -150,6 +150,12 @@ def layout_issues(packing: Packing, major: str, swizzle: str | None, kind: str |
     return out
 
 
+@functools.lru_cache(maxsize=256)    # pure in its (hashable, immutable) arguments; raises uncached
+def _check_layout_once(packing: Packing, major: str, swizzle: str | None, kind: str | None,
+                       lbo_mode: int) -> None:
+    check_layout(packing, major, swizzle, kind, lbo_mode)
+
+
 def check_layout(packing: Packing, major: str, swizzle: str | None, kind: str | None = None,
                  lbo_mode: int = 0) -> None:
     found = layout_issues(packing, major, swizzle, kind, lbo_mode)
@@ -341,7 +347,7 @@ def read_operand(smem: np.ndarray, desc: SmemDescriptor | int, idesc, operand: s
         raise LayoutError(f"the instruction descriptor has no valid {operand} type code")
     major = "MN" if (idesc.transpose_a if operand == "A" else idesc.transpose_b) else "K"
     packing = smem_packing(fmt, idesc.kind)
-    check_layout(packing, major, desc.swizzle_name, idesc.kind, desc.lbo_mode)
+    _check_layout_once(packing, major, desc.swizzle_name, idesc.kind, desc.lbo_mode)
     cols = idesc.k // 2 if (operand == "A" and idesc.sparse) else idesc.k
     if rows is None:
         rows = idesc.m if operand == "A" else idesc.n

@@ -738,7 +738,8 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
         shift = zc.column_shift                     # B columns shift .. shift+N-1 are used
     b_parts = [read_operand(c.smem, _smem_descriptor(b_desc), desc, "B",
                             rows=Nc + shift) for c in ctas]
-    b = np.concatenate(b_parts, axis=0)[shift:shift + N] if shift else np.concatenate(b_parts)
+    b = np.concatenate(b_parts, axis=0)[shift:shift + N] if shift else \
+        b_parts[0] if len(b_parts) == 1 else np.concatenate(b_parts)   # (a fresh gather)
     updates = []                                 # collector updates, applied after success
     if mma.ws:
         updates.append(_collector_step(ctas[0], mma, ("smem", int(b_desc), shift), b, what))

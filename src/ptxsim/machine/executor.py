@@ -260,25 +260,30 @@ class Wave:
         yielded = np.zeros(self.N, bool)
         any_yielded = False                               # == yielded.any()
         never = np.iinfo(np.int64).max                    # no pc reaches it
+        all_idx = np.arange(self.N)                      # every thread: the converged step
+        all_idx.setflags(write=False)
         while True:
             runnable = status == RUN
-            turn = runnable & ~yielded if any_yielded else runnable
-            at = np.where(turn, pc, never)
-            p = int(at.min())
-            if p == never:                                # no thread may run in this turn
-                if not runnable.any():
-                    if (status == EXITED).all():
-                        break
-                    if self.wake():
-                        continue
-                    if self.proxy.progress():
-                        self.wake()
-                        continue
-                    raise self.deadlock()
-                yielded[:] = False                        # every runnable warp had its turn
-                any_yielded = False
-                continue
-            idx = np.flatnonzero(at == p)
+            if not any_yielded and runnable.all():
+                p = int(pc.min())
+                idx = all_idx if p == int(pc.max()) else np.flatnonzero(pc == p)
+            else:
+                turn = runnable & ~yielded if any_yielded else runnable
+                p = int(pc.min(where=turn, initial=never))
+                if p == never:                            # no thread may run in this turn
+                    if not runnable.any():
+                        if (status == EXITED).all():
+                            break
+                        if self.wake():
+                            continue
+                        if self.proxy.progress():
+                            self.wake()
+                            continue
+                        raise self.deadlock()
+                    yielded[:] = False                    # every runnable warp had its turn
+                    any_yielded = False
+                    continue
+                idx = np.flatnonzero((pc == p) & turn)
             idx.setflags(write=False)                     # handlers only read it (see _at)
             if int(idx[-1]) - int(idx[0]) + 1 == idx.size:   # sorted, distinct: consecutive
                 self._span_idx, self._span = idx, slice(int(idx[0]), int(idx[-1]) + 1)
