@@ -108,10 +108,11 @@ def elements_to_bytes(values, size: int, vec: int, n: int) -> np.ndarray:
                 raise OperandError(f"{v.dtype} values stored by a {size}-byte access; pass raw "
                                    "bits")
             v = v.view(_DTYPES[size])
-        v = v.astype(_DTYPES[size])  # signed integers wrap modulo 2^(8*size)
+        v = v.astype(_DTYPES[size], copy=False)  # signed integers wrap modulo 2^(8*size)
         if v.ndim == 1 and vec == 1 and v.shape[0] == n:
             v = v[:, None]
-        v = np.broadcast_to(v, (n, vec))
+        if v.shape != (n, vec):
+            v = np.broadcast_to(v, (n, vec))
     v = np.ascontiguousarray(v).astype(v.dtype.newbyteorder("<"), copy=False)
     return v.view(np.uint8).reshape(n, size * vec)
 
@@ -461,7 +462,6 @@ class Memory:
         space = _ALIASES.get(space, space)
         if space not in SPACES:
             raise OperandError(f"unknown state space '{space}'")
-        cta = thread // self.threads_per_cta
         if space == "generic":
             kinds = self.classify(addr)
             if size > 16 and (kinds != "global").any():
@@ -484,6 +484,7 @@ class Memory:
         if space == "global":
             return [(everyone, ("global", addr))]
         if space in ("shared::cta", "shared::cluster"):
+            cta = thread // self.threads_per_cta
             if space == "shared::cta":
                 off = addr.astype(np.int64)
                 target = cta
@@ -500,8 +501,11 @@ class Memory:
     def _check(self, space, addr, size, vec, mask, thread):
         _check_access_shape(size, vec, _ALIASES.get(space, space))
         addr = _as_u64(addr)
-        thread = (np.arange(addr.size, dtype=np.int64) if thread is None
-                  else np.broadcast_to(np.asarray(thread, np.int64), addr.shape))
+        if thread is None:
+            thread = np.arange(addr.size, dtype=np.int64)
+        elif not (isinstance(thread, np.ndarray) and thread.dtype == np.int64
+                  and thread.shape == addr.shape):
+            thread = np.broadcast_to(np.asarray(thread, np.int64), addr.shape)
         active = (np.ones(addr.shape, bool) if mask is None
                   else np.broadcast_to(np.asarray(mask, bool), addr.shape))
         n_threads = self.shared.n_ctas * self.threads_per_cta
