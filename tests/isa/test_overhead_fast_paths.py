@@ -101,3 +101,31 @@ def test_d_allocation_check_names_first_unallocated_cell_and_follows_dealloc():
     assert (e.value.lane, e.value.column) == (0, 0)
     cta.tmem.strict = False                       # checks off: the rectangle is written
     run(0)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_result_c_is_the_accumulator_read_before_d_is_written(batched):
+    """C is read as a view of Tensor Memory; MmaResult.c must still hold the C that was read
+    (not the D written over it), alone and through tcgen05_mma_batch."""
+    from ptxsim.isa.tcgen05_mma import Tcgen05Mma, tcgen05_mma_batch
+    rng = np.random.default_rng(5)
+    idesc = InstrDescriptor.make("f16", m=128, n=64, atype="bf16", btype="bf16").encode()
+    calls, before = [], []
+    for _ in range(2 if batched else 1):
+        cta, base = new_cta(ncols=128)
+        da = stage(cta.smem, gen_bits(rng, "bf16", (128, 16)), "bf16", "f16", 0).encode()
+        db = stage(cta.smem, gen_bits(rng, "bf16", (64, 16)), "bf16", "f16", 16384).encode()
+        c0 = rng.integers(0, 1 << 30, (128, 64)).astype(np.uint32)   # positive f32 bit patterns
+        cta.tmem.cells[:, 32:96] = c0                                # D / C at column 32
+        before.append(c0)
+        calls.append((cta, Tcgen05Mma("f16"), dict(d_tmem=base + 32, a_desc=da, b_desc=db,
+                                                   idesc=idesc)))
+    if batched:
+        results = [finish() for finish in tcgen05_mma_batch(calls)]
+    else:
+        results = [tcgen05_mma(cta, mma, **ops) for cta, mma, ops in calls]
+    for (cta, _, _), res, c0 in zip(calls, results, before):
+        np.testing.assert_array_equal(res.c[0], c0)
+        np.testing.assert_array_equal(cta.tmem.cells[:, 32:96], res.d[0])
+        assert not np.array_equal(res.d[0], c0)                      # D really replaced C
+        assert not np.shares_memory(res.c[0], cta.tmem.cells)

@@ -759,6 +759,7 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
     disabled = _disabled_lanes(disable_output_lane, mma.cta_group, what)
     out_dtype = np.uint16 if dtype == "f16" else np.uint32
     writes = []
+    c_views = []                # CTAs whose res.c is still a view of Tensor Memory
     for ci, cta in enumerate(ctas):
         # ---- A ---------------------------------------------------------------------------
         k_stored = K // 2 if mma.sparse else K
@@ -829,8 +830,14 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
                                                              d_block[1].stop):
             _check_cells(cta, d_lanes, d_cols, f"{what} [d-tmem]")
         if enable:
-            c = cta.tmem.cells[d_block].copy() if d_block else cta.tmem.cells[d_lanes, d_cols]
-            c = (c & 0xFFFF).astype(np.uint16) if dtype == "f16" else c
+            # a rectangular f32 / s32 C is read as a view of the cells: nothing is written
+            # before every read and computation is done (the `yield None` below), and a view
+            # left in res.c is copied before the writes (c_views)
+            c = cta.tmem.cells[d_block] if d_block else cta.tmem.cells[d_lanes, d_cols]
+            if dtype == "f16":
+                c = (c & 0xFFFF).astype(np.uint16)
+            elif d_block:
+                c_views.append(ci)
         else:
             c = np.zeros((Mc, N), out_dtype)
         res.c.append(c)
@@ -855,19 +862,23 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
                 kw = dict(scale_a=np.repeat(sfa, rep, axis=1),
                           scale_b=np.repeat(sfb, rep, axis=1).T,
                           scale_type=desc.scale_type_name, block=block)
-            d = yield (_mma_sparse_numerics, (a_stored, b.T[sel_cols], c),
-                       dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                            satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
+            got = yield (_mma_sparse_numerics, (a_stored, b.T[sel_cols], c),
+                         dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                              satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
         else:
-            d = yield (_mma_numerics, (a, b.T, c),
-                       dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                            satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
+            got = yield (_mma_numerics, (a, b.T, c),
+                         dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                              satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
+        d, c_read = _sent(got)
+        if c_read is not None and ci in c_views:   # the batch's own copy of this C
+            res.c[ci] = c_read
+            c_views.remove(ci)
         if a_hi is not None:    # D columns [N/2, N) come from lanes 64..127 and their A copy
             h = N // 2          # (dense only: a sparse A with two copies is UnsupportedFeature)
             d = d.copy()
-            d[:, h:] = yield (_mma_numerics, (a_hi, b[h:].T, c[:, h:]),
-                              dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                                   satfinite=bool(desc.saturate), scale_input_d=sid))
+            d[:, h:] = _sent((yield (_mma_numerics, (a_hi, b[h:].T, c[:, h:]),
+                                     dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                                          satfinite=bool(desc.saturate), scale_input_d=sid))))[0]
         res.d.append(d)
         if d_block and not disabled[ci].any():   # D is one rectangle of cells, all written
             writes.append((cta, d_block, None, d.astype(np.uint32, copy=False)))
@@ -876,6 +887,8 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
             writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
 
     yield None                                   # every read is done; now the writes
+    for ci in c_views:                           # res.c keeps the C that was read
+        res.c[ci] = res.c[ci].copy()
     for cta, lanes, cols, vals in writes:        # all reads happen before any write
         if cols is None:
             cta.tmem.cells[lanes] = vals
@@ -935,6 +948,12 @@ def _d_cells(layout: DataPathLayout, row0: int, Mc: int, N: int, lane_off: int, 
     return found
 
 
+def _sent(got):
+    """(D bits, the requester's C as the batch copied it, or None): what a numerics request
+    gets back — D alone (run by itself), or (D, C copy) from a batched call."""
+    return got if isinstance(got, tuple) else (got, None)
+
+
 def _batch_key(req):
     """Requests with equal keys can share one numerics.mma_batch call (None: run alone)."""
     fn, (a, b, c), kw = req
@@ -969,7 +988,7 @@ def _run_batched(reqs: list) -> list:
                 kw[name] = np.stack([reqs[i][2][name] for i in members])
         d = mma_batch(*stack, arch=ARCH, ctype=kw["dtype"], **kw)
         for t, i in enumerate(members):
-            out[i] = d[t]
+            out[i] = (d[t], stack[2][t])          # D, and the copy of C the batch made
     return out
 
 
