@@ -20,6 +20,7 @@ import numpy as np
 
 from ptxsim.machine.executor import launch
 from ptxsim.numerics import mma
+from ptxsim.numerics.backend import active as backend_active
 
 PTX = Path(__file__).parents[1] / "tests" / "data" / "ptx" / "triton" / "matmul_bf16.ptx"
 
@@ -32,6 +33,44 @@ def _run(launch_fn, ptx, n, a, b):
                           np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
                     dynamic_shared=160 * 1024)
     return time.perf_counter() - t0, run, c
+
+
+def _share_compiled_loop(base_pkg, rev: str) -> None:
+    """`git archive` carries no built extension, so the baseline would run the numpy fallback
+    of the MMA arithmetic. Give it the compiled loop too, so that both sides time the same kind
+    of arithmetic: this tree's build when the baseline's _fdpa.c is this tree's, else the
+    baseline's own _fdpa.c built with the baseline's setup.py (a warning if that fails)."""
+    import importlib
+    import shutil
+    import subprocess
+
+    from ptxsim.numerics import backend
+    base_backend = importlib.import_module(base_pkg.__name__ + ".numerics.backend")
+    if base_backend.compiled is not None or backend.compiled is None:
+        return
+    root = Path(__file__).resolve().parents[1]
+    pkg_dir = Path(base_pkg.__file__).parent
+    src = subprocess.run(["git", "-C", str(root), "show", f"{rev}:src/ptxsim/numerics/_fdpa.c"],
+                         capture_output=True).stdout
+    if src == (root / "src/ptxsim/numerics/_fdpa.c").read_bytes():
+        so = Path(backend.compiled.__file__)
+        shutil.copy(so, pkg_dir / "numerics" / so.name)
+    else:
+        setup_py = subprocess.run(["git", "-C", str(root), "show", f"{rev}:setup.py"],
+                                  capture_output=True, text=True).stdout
+        setup_py = setup_py.replace("src/ptxsim/numerics/_fdpa.c",
+                                    f"{pkg_dir.name}/numerics/_fdpa.c").replace(
+            '"ptxsim.numerics._fdpa_c"', f'"{pkg_dir.name}.numerics._fdpa_c"')
+        (pkg_dir.parent / "setup_base.py").write_text(setup_py)
+        built = subprocess.run([sys.executable, "setup_base.py", "-q", "build_ext", "--inplace"],
+                               cwd=pkg_dir.parent, capture_output=True, text=True)
+        if built.returncode or not list((pkg_dir / "numerics").glob("_fdpa_c*")):
+            print(f"warning: could not build {rev}'s _fdpa.c; the baseline runs the numpy "
+                  f"arithmetic\n{built.stderr[-2000:]}", flush=True)
+            return
+        print(f"built {rev}'s _fdpa.c for the baseline", flush=True)
+    base_backend.compiled = importlib.import_module(base_pkg.__name__ + ".numerics._fdpa_c")
+    base_backend.select("c")
 
 
 def main() -> None:
@@ -49,7 +88,8 @@ def main() -> None:
     if args.baseline:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from _baseline import load_baseline
-        load_baseline(args.baseline)
+        base_pkg = load_baseline(args.baseline)
+        _share_compiled_loop(base_pkg, args.baseline)
         from ptxsim_base.machine.executor import launch as base_launch
         small = [np.ascontiguousarray(x[:128, :128]) for x in (a, b)]
         _run(base_launch, ptx, 128, *small)                           # parse, outside timing
@@ -63,6 +103,8 @@ def main() -> None:
                 times[name].append(t)
                 bits[name] = c.view(np.uint32)
                 print(f"round {r}: {name}: {t:.2f} s", flush=True)
+        print("arithmetic backends: this tree", backend_active(), "/ baseline",
+              __import__("ptxsim_base.numerics.backend").numerics.backend.active())
         print("D bits identical to the baseline's:",
               bool(np.array_equal(*bits.values())))
         for name, ts in times.items():

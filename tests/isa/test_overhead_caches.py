@@ -31,9 +31,9 @@ def test_out_of_range_read_raises_every_time_after_a_legal_one():
 
 def test_cached_arrays_are_read_only():
     desc = canonical_descriptor("bf16", 16, 16, "K", "none")
-    idx, shift, _, _ = _gather_plan(desc, "bf16", None, 16, 16, "K", 4096)
+    idx, shift, _, _, elem = _gather_plan(desc, "bf16", None, 16, 16, "K", 4096)
     lanes, cols, block = _d_cells(datapath_layout(128, 1, False, False), 0, 128, 64, 0, 32)
-    for a in (idx, shift, lanes, cols):
+    for a in (idx, shift, elem, lanes, cols):
         assert not a.flags.writeable
     # layout D (M = 128, 9.7.16.10.5): row m in lane m, column n at the D address column + n
     assert block == (slice(0, 128), slice(32, 96))
@@ -53,3 +53,28 @@ def test_illegal_instruction_raises_every_time_after_a_legal_one():
     for _ in range(2):          # the instruction descriptor is a 32-bit register
         with pytest.raises(PtxsimError):
             check_instruction(mma, 1 << 32)
+
+
+def test_memoised_decoders_equal_the_uncached_ones_and_refuse_bad_values_every_time():
+    from ptxsim.errors import DescriptorError, OperandError
+    from ptxsim.isa.descriptors import SmemDescriptor
+    from ptxsim.isa.smem_layout import smem_packing
+    from ptxsim.isa.tcgen05_mma import _from_opcode, _smem_descriptor
+    d = canonical_descriptor("bf16", 128, 16, "K", "128B", start=4096)
+    raw = d.encode()
+    for v in (raw, np.uint64(raw), raw):           # numpy or Python int: one descriptor
+        assert _smem_descriptor(v) == SmemDescriptor.decode(raw) == d
+    for _ in range(2):
+        with pytest.raises(DescriptorError):
+            _smem_descriptor(1 << 64)                 # a descriptor is 64 bits (Table 40)
+    op = "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill"
+    for flags in ((), (("a_tmem", True),), ()):
+        assert _from_opcode(op, flags) == Tcgen05Mma.from_opcode(op, **dict(flags))
+    assert _from_opcode(op, (("a_tmem", True),)).a_tmem and not _from_opcode(op, ()).a_tmem
+    for _ in range(2):
+        with pytest.raises(OperandError):
+            _from_opcode("tcgen05.mma.cta_group::1.kind::f16.bogus", ())
+    assert smem_packing("e2m1", "mxf4").bits == 4 and smem_packing("bf16").bits == 16
+    for _ in range(2):
+        with pytest.raises(PtxsimError):
+            smem_packing("no_such_format")

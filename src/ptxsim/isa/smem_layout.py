@@ -24,6 +24,8 @@ the element sits at bit (j * bits) of its 16-byte chunk, j = k%T (K-major) or mn
 """
 from __future__ import annotations
 
+import functools
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +87,7 @@ _F8F6F4_KINDS = ("f8f6f4", "mxf8f6f4")
 _FP4_PACKED_KINDS = ("mxf4", "mxf4nvf4")
 
 
+@functools.lru_cache(maxsize=256)     # pure in (fmt, kind), Packing is frozen; successes only
 def smem_packing(fmt: str, kind: str | None = None) -> Packing:
     """The shared-memory packing of `fmt` as operand of `.kind::kind`.
 
@@ -147,6 +150,12 @@ def layout_issues(packing: Packing, major: str, swizzle: str | None, kind: str |
     return out
 
 
+@functools.lru_cache(maxsize=256)    # pure in its (hashable, immutable) arguments; raises uncached
+def _check_layout_once(packing: Packing, major: str, swizzle: str | None, kind: str | None,
+                       lbo_mode: int) -> None:
+    check_layout(packing, major, swizzle, kind, lbo_mode)
+
+
 def check_layout(packing: Packing, major: str, swizzle: str | None, kind: str | None = None,
                  lbo_mode: int = 0) -> None:
     found = layout_issues(packing, major, swizzle, kind, lbo_mode)
@@ -205,6 +214,7 @@ def element_locations(desc: SmemDescriptor, packing: Packing, rows: int, cols: i
 
 
 _NBYTES = {4: 1, 6: 2, 8: 1, 16: 2, 32: 4}
+_TYPED = sys.byteorder == "little"      # word gathers read bytes in the host's order
 
 
 def _gather_index(smem_size: int, addr: np.ndarray, nb: int) -> np.ndarray:
@@ -229,7 +239,11 @@ def smem_to_matrix(smem: np.ndarray, desc: SmemDescriptor | int, fmt: str, rows:
     smem = np.asarray(smem)
     if smem.dtype != np.uint8 or smem.ndim != 1:
         raise LayoutError(f"smem must be a 1-D uint8 array, got {smem.dtype} with shape {smem.shape}")
-    idx, shift, bits, dtype = _gather_plan(desc, fmt, kind, rows, cols, major, smem.size)
+    idx, shift, bits, dtype, elem = _gather_plan(desc, fmt, kind, rows, cols, major, smem.size)
+    if elem is not None and _TYPED and smem.flags.c_contiguous:
+        # whole, aligned elements: one gather of `dtype` words (same bits as the byte path)
+        nb = np.dtype(dtype).itemsize
+        return smem[:smem.size - smem.size % nb].view(dtype)[elem]
     raw = smem[idx].astype(np.uint64)
     word = raw[..., 0].copy()
     for i in range(1, idx.shape[-1]):
@@ -254,11 +268,19 @@ def _gather_plan(desc: SmemDescriptor, fmt: str, kind: str | None, rows: int, co
         desc.validate(target="sm_103a" if desc.lbo_mode else "sm_100a", major=major)
         packing = smem_packing(fmt, kind)
         addr, shift = element_locations(desc, packing, rows, cols, major)
-        idx = np.ascontiguousarray(_gather_index(smem_size, addr, _NBYTES[packing.bits]))
+        nb = _NBYTES[packing.bits]
+        idx = np.ascontiguousarray(_gather_index(smem_size, addr, nb))
         shift = shift.astype(np.uint64)
+        # every element a whole, aligned little-endian word of its container (8/16/32-bit
+        # formats): element index = byte address / width, no shifting or masking
+        elem = None
+        if (packing.bits == 8 * nb == 8 * np.dtype(packing.dtype).itemsize
+                and not shift.any() and not (addr % nb).any()):
+            elem = np.ascontiguousarray(addr // nb)
+            elem.setflags(write=False)
         idx.setflags(write=False)
         shift.setflags(write=False)
-        plan = (idx, shift, packing.bits, packing.dtype)
+        plan = (idx, shift, packing.bits, packing.dtype, elem)
         if len(_PLAN_CACHE) >= _PLAN_CACHE_MAX:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[key] = plan
@@ -325,7 +347,7 @@ def read_operand(smem: np.ndarray, desc: SmemDescriptor | int, idesc, operand: s
         raise LayoutError(f"the instruction descriptor has no valid {operand} type code")
     major = "MN" if (idesc.transpose_a if operand == "A" else idesc.transpose_b) else "K"
     packing = smem_packing(fmt, idesc.kind)
-    check_layout(packing, major, desc.swizzle_name, idesc.kind, desc.lbo_mode)
+    _check_layout_once(packing, major, desc.swizzle_name, idesc.kind, desc.lbo_mode)
     cols = idesc.k // 2 if (operand == "A" and idesc.sparse) else idesc.k
     if rows is None:
         rows = idesc.m if operand == "A" else idesc.n

@@ -24,6 +24,7 @@ scale factors and metadata.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
@@ -735,9 +736,10 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
         zc = ZeroColumnMaskDescriptor.decode(int(zero_column_mask))
         zmask = zc.mask(M, N)                       # validates (Table 45)
         shift = zc.column_shift                     # B columns shift .. shift+N-1 are used
-    b_parts = [read_operand(c.smem, SmemDescriptor.decode(int(b_desc)), desc, "B",
+    b_parts = [read_operand(c.smem, _smem_descriptor(b_desc), desc, "B",
                             rows=Nc + shift) for c in ctas]
-    b = np.concatenate(b_parts, axis=0)[shift:shift + N] if shift else np.concatenate(b_parts)
+    b = np.concatenate(b_parts, axis=0)[shift:shift + N] if shift else \
+        b_parts[0] if len(b_parts) == 1 else np.concatenate(b_parts)   # (a fresh gather)
     updates = []                                 # collector updates, applied after success
     if mma.ws:
         updates.append(_collector_step(ctas[0], mma, ("smem", int(b_desc), shift), b, what))
@@ -757,13 +759,14 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
     disabled = _disabled_lanes(disable_output_lane, mma.cta_group, what)
     out_dtype = np.uint16 if dtype == "f16" else np.uint32
     writes = []
+    c_views = []                # CTAs whose res.c is still a view of Tensor Memory
     for ci, cta in enumerate(ctas):
         # ---- A ---------------------------------------------------------------------------
         k_stored = K // 2 if mma.sparse else K
         rows = np.arange(ci * Mc, (ci + 1) * Mc)
         a_hi = None             # layout E: the upper lane half's own A copy, when it differs
         if a_tmem is None:
-            a = read_operand(cta.smem, SmemDescriptor.decode(int(a_desc)), desc, "A", rows=Mc)
+            a = read_operand(cta.smem, _smem_descriptor(a_desc), desc, "A", rows=Mc)
             key = ("smem", int(a_desc))
         else:
             if desc.transpose_a:
@@ -820,10 +823,21 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
 
         # ---- C (the accumulator in Tensor Memory) ------------------------------------------
         d_lanes, d_cols, d_block = _d_cells(layout, ci * Mc, Mc, N, lane_off, d_col)
-        _check_cells(cta, d_lanes, d_cols, f"{what} [d-tmem]")
+        # a rectangle lies inside Tensor Memory (_d_cells); then only its columns' allocation
+        # is checked (every lane of the block has the same columns); else, or when that finds
+        # a hole, the cell-by-cell check (which names the first bad cell)
+        if d_block is None or not cta.tmem.columns_allocated(d_block[1].start,
+                                                             d_block[1].stop):
+            _check_cells(cta, d_lanes, d_cols, f"{what} [d-tmem]")
         if enable:
-            c = cta.tmem.cells[d_block].copy() if d_block else cta.tmem.cells[d_lanes, d_cols]
-            c = (c & 0xFFFF).astype(np.uint16) if dtype == "f16" else c
+            # a rectangular f32 / s32 C is read as a view of the cells: nothing is written
+            # before every read and computation is done (the `yield None` below), and a view
+            # left in res.c is copied before the writes (c_views)
+            c = cta.tmem.cells[d_block] if d_block else cta.tmem.cells[d_lanes, d_cols]
+            if dtype == "f16":
+                c = (c & 0xFFFF).astype(np.uint16)
+            elif d_block:
+                c_views.append(ci)
         else:
             c = np.zeros((Mc, N), out_dtype)
         res.c.append(c)
@@ -848,27 +862,33 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
                 kw = dict(scale_a=np.repeat(sfa, rep, axis=1),
                           scale_b=np.repeat(sfb, rep, axis=1).T,
                           scale_type=desc.scale_type_name, block=block)
-            d = yield (_mma_sparse_numerics, (a_stored, b.T[sel_cols], c),
-                       dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                            satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
+            got = yield (_mma_sparse_numerics, (a_stored, b.T[sel_cols], c),
+                         dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                              satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
         else:
-            d = yield (_mma_numerics, (a, b.T, c),
-                       dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                            satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
+            got = yield (_mma_numerics, (a, b.T, c),
+                         dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                              satfinite=bool(desc.saturate), scale_input_d=sid, **kw))
+        d, c_read = _sent(got)
+        if c_read is not None and ci in c_views:   # the batch's own copy of this C
+            res.c[ci] = c_read
+            c_views.remove(ci)
         if a_hi is not None:    # D columns [N/2, N) come from lanes 64..127 and their A copy
             h = N // 2          # (dense only: a sparse A with two copies is UnsupportedFeature)
             d = d.copy()
-            d[:, h:] = yield (_mma_numerics, (a_hi, b[h:].T, c[:, h:]),
-                              dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
-                                   satfinite=bool(desc.saturate), scale_input_d=sid))
+            d[:, h:] = _sent((yield (_mma_numerics, (a_hi, b[h:].T, c[:, h:]),
+                                     dict(kind=mma.kind, atype=atype, btype=btype, dtype=dtype,
+                                          satfinite=bool(desc.saturate), scale_input_d=sid))))[0]
         res.d.append(d)
         if d_block and not disabled[ci].any():   # D is one rectangle of cells, all written
-            writes.append((cta, d_block, None, d.astype(np.uint32)))
+            writes.append((cta, d_block, None, d.astype(np.uint32, copy=False)))
         else:
             keep = ~disabled[ci][d_lanes]
             writes.append((cta, d_lanes[keep], d_cols[keep], d.astype(np.uint32)[keep]))
 
     yield None                                   # every read is done; now the writes
+    for ci in c_views:                           # res.c keeps the C that was read
+        res.c[ci] = res.c[ci].copy()
     for cta, lanes, cols, vals in writes:        # all reads happen before any write
         if cols is None:
             cta.tmem.cells[lanes] = vals
@@ -877,6 +897,25 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
     for update in updates:
         update()
     return res
+
+
+# Pure functions of immutable inputs, returning frozen dataclasses, that every tcgen05.mma of a
+# kernel repeats with the same few arguments: memoised (lru_cache keeps successes only, so an
+# illegal value raises on every call).
+@functools.lru_cache(maxsize=4096)
+def _smem_descriptor_of(value: int) -> SmemDescriptor:
+    return SmemDescriptor.decode(value)
+
+
+def _smem_descriptor(value) -> SmemDescriptor:
+    """SmemDescriptor.decode(int(value)), memoised."""
+    return _smem_descriptor_of(int(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _from_opcode(mnemonic: str, flags: tuple) -> Tcgen05Mma:
+    """Tcgen05Mma.from_opcode(mnemonic, **dict(flags)), memoised."""
+    return Tcgen05Mma.from_opcode(mnemonic, **dict(flags))
 
 
 _D_CELLS: dict = {}
@@ -907,6 +946,12 @@ def _d_cells(layout: DataPathLayout, row0: int, Mc: int, N: int, lane_off: int, 
             _D_CELLS.clear()
         _D_CELLS[key] = found
     return found
+
+
+def _sent(got):
+    """(D bits, the requester's C as the batch copied it, or None): what a numerics request
+    gets back — D alone (run by itself), or (D, C copy) from a batched call."""
+    return got if isinstance(got, tuple) else (got, None)
 
 
 def _batch_key(req):
@@ -943,7 +988,7 @@ def _run_batched(reqs: list) -> list:
                 kw[name] = np.stack([reqs[i][2][name] for i in members])
         d = mma_batch(*stack, arch=ARCH, ctype=kw["dtype"], **kw)
         for t, i in enumerate(members):
-            out[i] = d[t]
+            out[i] = (d[t], stack[2][t])          # D, and the copy of C the batch made
     return out
 
 
@@ -1006,7 +1051,7 @@ def parse_operands(inst, read) -> tuple:
         v = int(read(op.name))
         return (1 - v) if getattr(op, "negated", False) else v
 
-    probe = Tcgen05Mma.from_opcode(mnemonic)
+    probe = _from_opcode(mnemonic, ())
     need = 4 + probe.sparse + (3 if probe.block_scale else 1)
     if len(ops) < need:
         raise OperandError(f"'{where}': expected at least {need} operands, got {len(ops)}")
@@ -1043,7 +1088,7 @@ def parse_operands(inst, read) -> tuple:
         i += 1
     if i != len(ops):
         raise OperandError(f"'{where}': {len(ops) - i} operand(s) too many for {mnemonic}")
-    return Tcgen05Mma.from_opcode(mnemonic, **flags), kw
+    return _from_opcode(mnemonic, tuple(sorted(flags.items()))), kw
 
 
 def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:

@@ -224,6 +224,10 @@ class TensorMemory:
         return ", ".join(f"columns [{s}, {s + n})" for s, n in self.leaks()) or "none"
 
     # -- access checks used by ld / st / cp / shift -------------------------------------------
+    def columns_allocated(self, first: int, stop: int) -> bool:
+        """Are all columns first .. stop-1 allocated (or the checks off, strict=False)?"""
+        return not self.strict or bool(self.allocated_mask[first:stop].all())
+
     def check_allocated(self, lanes: np.ndarray, columns: np.ndarray, what: str,
                         warps: np.ndarray | None = None) -> None:
         if not self.strict:

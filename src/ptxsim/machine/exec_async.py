@@ -86,7 +86,7 @@ def handler(wave, pc, inst):
 
 
 def _adv(wave, idx):
-    wave.pc[idx] += 1
+    wave.advance(idx)
 
 
 def _warps(idx):
@@ -183,30 +183,42 @@ def _ldst(wave, inst):
     def run(idx):
         warps, first = _warps(idx)
         ctas = wave.cta_of[first]
+        groups = []                                      # per CTA: warps, their first threads
         for cta in np.unique(ctas):
             sel = ctas == cta
             ws = warps[sel]
-            tidx = (ws[:, None] * WARP_SIZE + np.arange(WARP_SIZE)).reshape(-1)
-            taddr = wave.addr(addr_op, first[sel]).astype(np.int64)
-            wid = ws - int(cta) * wave.wpc
+            groups.append((int(cta), ws, first[sel],
+                           (ws[:, None] * WARP_SIZE + np.arange(WARP_SIZE)).reshape(-1)))
+        # registers are read once for every CTA's threads (st writes no register) and written
+        # once after every CTA's Tensor Memory was read (the CTAs' threads are disjoint)
+        all_t = np.concatenate([g[3] for g in groups])
+        if not is_ld:
+            all_vals = np.stack([wave.read(e, all_t, 32).astype(np.uint32) for e in names], 1)
+        outs, red_outs, pos = [], [], 0
+        for cta, ws, firsts, tidx in groups:
+            taddr = wave.addr(addr_op, firsts).astype(np.int64)
+            wid = ws - cta * wave.wpc
             split = int(rest[0].value) if rest else None
-            tm = cta_state(wave, int(cta)).tmem
+            tm = cta_state(wave, cta).tmem
             if red:
                 r, rv = tmem_ldst.tcgen05_ld_red(tm, shape, num, red_op, red_t, taddr,
                                                  warp_ids=wid, abs=inst.has(".abs"),
                                                  nan=inst.has(".NaN"), split=split)
-                wave.write(redval, tidx, rv)
-                for k, e in enumerate(names):
-                    wave.write(e, tidx, r[:, k])
+                outs.append(r)
+                red_outs.append(rv)
             elif is_ld:
-                r = tmem_ldst.tcgen05_ld(tm, shape, num, taddr, warp_ids=wid, pack=pack,
-                                         split=split)
-                for k, e in enumerate(names):
-                    wave.write(e, tidx, r[:, k])
+                outs.append(tmem_ldst.tcgen05_ld(tm, shape, num, taddr, warp_ids=wid, pack=pack,
+                                                 split=split))
             else:
-                vals = np.stack([wave.read(e, tidx, 32).astype(np.uint32) for e in names], 1)
-                tmem_ldst.tcgen05_st(tm, shape, num, taddr, vals, warp_ids=wid, unpack=pack,
-                                     split=split)
+                tmem_ldst.tcgen05_st(tm, shape, num, taddr, all_vals[pos:pos + tidx.size],
+                                     warp_ids=wid, unpack=pack, split=split)
+            pos += tidx.size
+        if is_ld:
+            r = np.concatenate(outs)
+            if red:
+                wave.write(redval, all_t, np.concatenate(red_outs))
+            for k, e in enumerate(names):
+                wave.write(e, all_t, r[:, k])
         _adv(wave, idx)
     return run
 

@@ -10,6 +10,7 @@ import numpy as np
 from ptxsim.errors import (ExecutionError, OperandError, TrapExecuted, UnsupportedFeature,
                            UndefinedBehavior)
 from ptxsim.isa import base as isa_base
+from ptxsim.machine.executor import WAIT_CLUSTER
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.program import TYPE_BYTES
 from ptxsim.ptx.instruction import Address, Register, RegisterPair, SpecialRegister, Vector
@@ -60,7 +61,7 @@ def _vec(inst) -> int:
 
 
 def _advance(wave, idx):
-    wave.pc[idx] += 1
+    wave.advance(idx)
 
 
 def handler(wave, pc: int, inst):
@@ -186,7 +187,7 @@ def _base(wave, inst):
                 wave.write(dst, idx, res[0])
         else:
             wave.write(dst, idx, res)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -224,7 +225,7 @@ def _warp(wave, inst):
             if v is None:
                 continue
             wave.write(d, idx, np.asarray(v)[sel])
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -241,7 +242,7 @@ def _video(wave, inst):
         rd = lambda n: wave.reg(n)[idx].astype(np.uint32)  # noqa: E731
         out = video.evaluate(ins, rd(ra), rd(rb), rd(rc) if rc else None, rd(d))
         wave.write(Register(d), idx, out)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -266,7 +267,7 @@ def _mov(wave, inst):
             for k, e in enumerate(dst.elements):
                 part = (v >> np.uint64(k * ew)) & np.uint64((1 << ew) - 1)
                 wave.write(e, idx, part.astype(UINT[ew // 8]))
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return unpack
     if isinstance(src, Vector):                      # pack: mov.b64 d, {a, b}
         n = len(src.elements)
@@ -278,13 +279,13 @@ def _mov(wave, inst):
                 acc |= (wave.read(e, idx, ew).astype(np.uint64) & np.uint64((1 << ew) - 1)) \
                     << np.uint64(k * ew)
             wave.write(dst, idx, acc.astype(UINT[w // 8]))
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return pack
     if t == ".pred":
         def movp(idx):
             v = wave.read(src, idx, 1)
             wave.write(dst, idx, v.astype(bool) if v.dtype != np.bool_ else v)
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return movp
 
     def mov(idx):
@@ -293,7 +294,7 @@ def _mov(wave, inst):
             v = (v.astype(np.uint64) & np.uint64((1 << w) - 1 if w < 64 else (1 << 64) - 1)).astype(
                 UINT[w // 8])
         wave.write(dst, idx, v)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return mov
 
 
@@ -309,7 +310,7 @@ def _mov128(wave, dst, src):
             wave.write(dst, idx, np.stack(halves, 1))
         else:
             wave.write(dst, idx, wave.reg(src.name)[idx])
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -351,7 +352,7 @@ def _ld(wave, inst):
             vals = mem.load(space, wave.addr(a, idx), 16, vec=vec, thread=idx)
             for k, e in enumerate(elems):
                 wave.write(e, idx, vals[:, k, :])
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return ld128
 
     def run(idx):
@@ -372,7 +373,7 @@ def _ld(wave, inst):
                 continue
             v = _extend(v, size, signed, r.dtype)
             wave.write(e, idx, v)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -392,24 +393,27 @@ def _st(wave, inst):
         def st128(idx):
             vals = np.stack([wave.reg(e.name)[idx] for e in elems], 1)    # (n, vec, 2)
             mem.store(space, wave.addr(a, idx), vals, 16, vec=vec, thread=idx)
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return st128
 
     def run(idx):
-        vals = np.zeros((idx.size, vec), UINT[size])
+        vals = np.empty((idx.size, vec), UINT[size])
         for k, e in enumerate(elems):
             v = wave.read(e, idx, 8 * size, ftype)
-            vals[:, k] = (v.astype(np.uint64) & np.uint64((1 << 8 * size) - 1 if size < 8
-                                                          else (1 << 64) - 1)).astype(UINT[size])
+            if v.dtype.kind in "ub":        # register bits: the cast keeps the low 8*size bits
+                vals[:, k] = v
+            else:
+                vals[:, k] = (v.astype(np.uint64) & np.uint64(
+                    (1 << 8 * size) - 1 if size < 8 else (1 << 64) - 1)).astype(UINT[size])
         cp = _callparam(wave, a) if space in ("param", "generic") else None
         if cp is not None:
             cp[idx, a.offset:a.offset + size * vec] = vals.view(np.uint8).reshape(idx.size, -1)
-            wave.pc[idx] += 1
+            wave.advance(idx)
             return
         mem.store(space, wave.addr(a, idx), vals, size, vec=vec, thread=idx)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size * vec)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -476,7 +480,7 @@ def _atom(wave, inst):
                 old = mem.atomic(space, addr + np.uint64(k * size), size, fn, [v], thread=idx)
                 if dst_els is not None:
                     wave.write(dst_els[k], idx, old)
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return run_vec
 
     def run(idx):
@@ -487,7 +491,7 @@ def _atom(wave, inst):
             wave.write(dst, idx, old)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -519,7 +523,7 @@ def _atom128(wave, inst, opname, space, dst, a, srcs):
             mem.store(space, addr[now], new[:, None, :], 16, thread=idx[now])
             todo = np.setdiff1d(todo, now, assume_unique=True)
         wave.write(dst, idx, old)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -540,7 +544,7 @@ def _cvta(wave, inst):
         v = wave.read(src, idx, 64).astype(np.uint64)
         r = mem.cvta_from_generic(space, v) if to else mem.cvta_to_generic(space, v)
         wave.write(dst, idx, r)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -551,7 +555,7 @@ def _isspacep(wave, inst):
     def run(idx):
         v = wave.read(src, idx, 64).astype(np.uint64)
         wave.write(dst, idx, wave.memory.isspacep(space, v, wave.cta_of[idx]))
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -573,7 +577,7 @@ def _mapa(wave, inst):
         else:
             r = sh.getctarank(v, wave.cta_of[idx])
         wave.write(ops[0], idx, r)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -708,7 +712,7 @@ def _stack_op(wave, inst):
         else:
             size = wave.read(ops[1], idx, w).astype(np.uint64)
             wave.write(ops[0], idx, st.alloca(size, align, type_, threads=idx))
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 
@@ -908,7 +912,7 @@ def _cluster_bar(wave, inst):
     cs = wave.launch.geometry.cluster_size
 
     def run(idx):
-        wave.pc[idx] += 1
+        wave.advance(idx)
         if not is_wait:
             wave.cl_arrive[idx] += 1
             cluster_update(wave, np.unique(wave.cta_of[idx] // cs))
@@ -918,8 +922,8 @@ def _cluster_bar(wave, inst):
         blocked = wave.cl_wait[idx] > wave.cl_done[c]
         sel = idx[blocked]
         wave.status[sel] = 1
-        for t, cc in zip(sel, c[blocked]):
-            wave.wait_info[int(t)] = ("cluster", int(cc))
+        wave.wait_kind[sel] = WAIT_CLUSTER
+        wave.wait_cta[sel] = c[blocked]
     return run
 
 
@@ -934,10 +938,9 @@ def cluster_update(wave, clusters) -> None:
             continue
         wave.cl_done[c] = max(wave.cl_done[c], int(wave.cl_arrive[lo:hi][live].min()))
         waiting = np.flatnonzero((st == 1) & (wave.cl_wait[lo:hi] <= wave.cl_done[c])) + lo
-        for t in waiting:
-            if wave.wait_info.get(int(t), ("",))[0] == "cluster":
-                del wave.wait_info[int(t)]
-                wave.status[t] = 0
+        waiting = waiting[wave.wait_kind[waiting] == WAIT_CLUSTER]
+        wave.wait_kind[waiting] = 0
+        wave.status[waiting] = 0
 
 
 # -------------------------------------------------------------------------------- mbarrier
@@ -963,13 +966,13 @@ def _mbarrier(wave, inst):
         def init(idx):
             cta, off = shared_target(wave, inst, ops[0], idx)
             mb.init(cta, off, wave.read(ops[1], idx, 32).astype(np.int64))
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return init
     if op == "mbarrier.inval":
         def inval(idx):
             cta, off = shared_target(wave, inst, ops[0], idx)
             mb.inval(cta, off)
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return inval
     if op in ("mbarrier.arrive", "mbarrier.arrive_drop"):
         drop = op == "mbarrier.arrive_drop"
@@ -994,14 +997,14 @@ def _mbarrier(wave, inst):
             tok = mb.arrive(cta, off, count, expect_tx=tx, drop=drop, no_complete=nocomp)
             if dst is not None:
                 wave.write(dst, idx, tok)
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return arrive
     if op in ("mbarrier.expect_tx", "mbarrier.complete_tx"):
         def tx(idx):
             cta, off = shared_target(wave, inst, ops[0], idx)
             n = wave.read(ops[1], idx, 32).astype(np.int64)
             (mb.expect_tx if op == "mbarrier.expect_tx" else mb.complete_tx)(cta, off, n)
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return tx
     if op in ("mbarrier.test_wait", "mbarrier.try_wait"):
         parity = inst.has(".parity")
@@ -1016,7 +1019,7 @@ def _mbarrier(wave, inst):
             done = idx[ok]
             if done.size:
                 wave.write(ops[0], done, np.ones(done.size, bool))
-                wave.pc[done] += 1
+                wave.advance(done)
             if (~ok).any():
                 # suspend until the phase completes (a try_wait whose time limit never
                 # expires; test_wait spins are folded into the same wait)
@@ -1029,7 +1032,7 @@ def _mbarrier(wave, inst):
 
         def pend(idx):
             wave.write(ops[0], idx, pending_count(wave.read(ops[1], idx, 64).astype(np.uint64)))
-            wave.pc[idx] += 1
+            wave.advance(idx)
         return pend
     raise UnsupportedFeature(f"'{inst.mnemonic}' is not modelled")
 
@@ -1093,7 +1096,7 @@ def _registered(wave, inst):
                 pos = np.searchsorted(full, sel)
             for name, bits in out.items():
                 wave.write(Register(name), sel, np.asarray(bits)[pos])
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
 
 

@@ -32,6 +32,8 @@ from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, Registe
                                     SpecialRegister)
 
 RUN, BLOCKED, EXITED = 0, 1, 2
+# why a BLOCKED thread waits (Wave.wait_kind); the details live in per-thread arrays
+NO_WAIT, WAIT_MBAR, WAIT_BAR, WAIT_CLUSTER = 0, 1, 2, 3
 DEFAULT_WAVE_THREADS = 16384
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 def _reg_dtype(t: str | None):
@@ -98,7 +100,17 @@ class Wave:
             full = np.zeros(self.N, v.dtype)
             full[slot] = v
             self.sregs[k] = full
-        self.wait_info: dict[int, tuple] = {}             # thread -> why it is blocked (keys)
+        # why each blocked thread waits (vectorised; one entry per thread of the wave):
+        # WAIT_MBAR: mbarrier (wait_cta, wait_off) phase parity wait_par / token wait_tok
+        # (wait_is_par says which); WAIT_BAR: barrier key wait_cta * 64 + id in wait_bar;
+        # WAIT_CLUSTER: the cluster index in wait_cta
+        self.wait_kind = np.zeros(self.N, np.int8)
+        self.wait_cta = np.zeros(self.N, np.int64)
+        self.wait_off = np.zeros(self.N, np.int64)
+        self.wait_par = np.zeros(self.N, np.int64)
+        self.wait_tok = np.zeros(self.N, np.uint64)
+        self.wait_is_par = np.zeros(self.N, bool)
+        self.wait_bar = np.zeros(self.N, np.int64)
         self.bars: dict[tuple, dict] = {}                 # (cta, id) -> waiters / arrived
         ncl = max(1, self.n_ctas // geo.cluster_size)
         self.cl_arrive = np.zeros(self.N, np.int64)      # barrier.cluster arrivals per thread
@@ -111,6 +123,20 @@ class Wave:
         self.callparams: dict[str, np.ndarray] = {}       # per-thread call .param bytes
         self.stack = np.zeros((self.N, 64), np.int64)     # call sites
         self.sp = np.zeros(self.N, np.int64)
+        # the thread indices of the current step when they are one run of consecutive threads
+        # (the usual case: a converged wave), and that run as a slice: per-thread arrays are
+        # then indexed by the slice (a view) instead of a gather / scatter. Recognised by
+        # identity (`_at`), so a subset or any other array takes the general path.
+        self._span_idx: np.ndarray | None = None
+        self._span = slice(0, 0)
+
+    def _at(self, idx):
+        """`idx`, or the equivalent slice when `idx` is the current step's consecutive run."""
+        return self._span if idx is self._span_idx else idx
+
+    def advance(self, idx) -> None:
+        """pc += 1 for the threads `idx`."""
+        self.pc[self._span if idx is self._span_idx else idx] += 1
 
     # ------------------------------------------------------------------ registers / operands
     def reg(self, name: str) -> np.ndarray:
@@ -146,13 +172,17 @@ class Wave:
         """Operand value for the threads `idx`: register bits, predicate bools, immediates as
         `width`-bit patterns, symbols as their address."""
         if isinstance(op, SpecialRegister):
-            return self.sreg(op)[idx]
+            v = self.sreg(op)[self._at(idx)]
+            return v.copy() if idx is self._span_idx else v
         if isinstance(op, Register):
             sym = self.launch.symbols.get(op.name)
             if sym is not None and op.name not in self.regs and \
                     self.program.registers.get(op.name) is None:
                 return np.full(idx.size, sym.address, np.uint64)
-            v = self.reg(op.name)[idx]
+            if idx is self._span_idx:                    # a fresh array, as a gather gives
+                v = self.reg(op.name)[self._span].copy()
+            else:
+                v = self.reg(op.name)[idx]
             if op.negated:
                 v = ~v if v.dtype == np.bool_ else ~v
             return v
@@ -189,11 +219,12 @@ class Wave:
                 return
             r = self.reg(op.name)
             v = np.asarray(value)
+            idx = self._at(idx)
             if r.ndim == 2:                               # .b128
                 r[idx] = v.reshape(-1, 2).astype(np.uint64)
                 return
             if r.dtype == np.bool_:
-                r[idx] = v.astype(bool) if v.dtype == np.bool_ else (v != 0)
+                r[idx] = v if v.dtype == np.bool_ else (v != 0)
             else:
                 if v.dtype == np.bool_:
                     v = v.astype(r.dtype)
@@ -214,7 +245,7 @@ class Wave:
         if sym is not None and self.program.registers.get(op.base) is None:
             base = np.full(idx.size, sym.address, np.uint64)
         else:
-            base = self.reg(op.base)[idx].astype(np.uint64)
+            base = self.reg(op.base)[self._at(idx)].astype(np.uint64, copy=False)
         return base + np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
 
     # ---------------------------------------------------------------------------- scheduler
@@ -227,23 +258,37 @@ class Wave:
         # warps that took a backward branch while other warps could run wait for their turn
         # (round-robin between warps; lanes of one warp stay lowest-pc-first)
         yielded = np.zeros(self.N, bool)
+        any_yielded = False                               # == yielded.any()
+        never = np.iinfo(np.int64).max                    # no pc reaches it
+        all_idx = np.arange(self.N)                      # every thread: the converged step
+        all_idx.setflags(write=False)
         while True:
             runnable = status == RUN
-            if not runnable.any():
-                if (status == EXITED).all():
-                    break
-                if self.wake():
+            if not any_yielded and runnable.all():
+                p = int(pc.min())
+                idx = all_idx if p == int(pc.max()) else np.flatnonzero(pc == p)
+            else:
+                turn = runnable & ~yielded if any_yielded else runnable
+                p = int(pc.min(where=turn, initial=never))
+                if p == never:                            # no thread may run in this turn
+                    if not runnable.any():
+                        if (status == EXITED).all():
+                            break
+                        if self.wake():
+                            continue
+                        if self.proxy.progress():
+                            self.wake()
+                            continue
+                        raise self.deadlock()
+                    yielded[:] = False                    # every runnable warp had its turn
+                    any_yielded = False
                     continue
-                if self.proxy.progress():
-                    self.wake()
-                    continue
-                raise self.deadlock()
-            turn = runnable & ~yielded
-            if not turn.any():
-                yielded[:] = False
-                turn = runnable
-            p = int(pc[turn].min())
-            idx = np.flatnonzero(turn & (pc == p))
+                idx = np.flatnonzero((pc == p) & turn)
+            idx.setflags(write=False)                     # handlers only read it (see _at)
+            if int(idx[-1]) - int(idx[0]) + 1 == idx.size:   # sorted, distinct: consecutive
+                self._span_idx, self._span = idx, slice(int(idx[0]), int(idx[-1]) + 1)
+            else:
+                self._span_idx = None
             if p >= n_inst:
                 self.exit_threads(idx)
                 continue
@@ -263,6 +308,7 @@ class Wave:
                     in_w = np.repeat(w, WARP_SIZE)
                     if (~in_w & (status == RUN)).any():
                         yielded |= in_w
+                        any_yielded = True
         self.finish()
 
     def finish(self) -> None:
@@ -279,27 +325,36 @@ class Wave:
         cluster_update(self, np.unique(self.cta_of[idx] // self.launch.geometry.cluster_size))
 
     def wake(self) -> bool:
-        blocked = np.flatnonzero(self.status == BLOCKED)
-        woke = False
-        mb = [t for t in blocked if self.wait_info.get(int(t), ("",))[0] == "mbar"]
-        if mb:
-            mb = np.asarray(mb)
-            info = [self.wait_info[int(t)] for t in mb]
-            cta = np.array([i[1] for i in info])
-            off = np.array([i[2] for i in info])
-            par = np.array([i[3] for i in info])
-            tok = np.array([i[4] for i in info], np.uint64)
-            is_par = np.array([i[5] for i in info])
-            ok = np.zeros(mb.size, bool)
-            if is_par.any():
-                ok[is_par] = self.mbar.test_wait_parity(cta[is_par], off[is_par], par[is_par])
-            if (~is_par).any():
-                ok[~is_par] = self.mbar.test_wait(cta[~is_par], off[~is_par], tok[~is_par])
-            for t in mb[ok]:
-                del self.wait_info[int(t)]
-            self.status[mb[ok]] = RUN
-            woke = bool(ok.any())
-        return woke
+        """Release the threads whose mbarrier phase has completed; True if any woke."""
+        mb = np.flatnonzero((self.status == BLOCKED) & (self.wait_kind == WAIT_MBAR))
+        if not mb.size:
+            return False
+        cta, off = self.wait_cta[mb], self.wait_off[mb]
+        is_par = self.wait_is_par[mb]
+        ok = np.zeros(mb.size, bool)
+        if is_par.any():
+            ok[is_par] = self.mbar.test_wait_parity(cta[is_par], off[is_par],
+                                                    self.wait_par[mb][is_par])
+        if (~is_par).any():
+            ok[~is_par] = self.mbar.test_wait(cta[~is_par], off[~is_par],
+                                              self.wait_tok[mb][~is_par])
+        woke = mb[ok]
+        self.wait_kind[woke] = NO_WAIT
+        self.status[woke] = RUN
+        return bool(woke.size)
+
+    def wait_info(self, t: int) -> tuple:
+        """Why thread `t` is blocked: ("mbar", cta, offset, parity, token, is_parity),
+        ("bar", (cta, id)), ("cluster", cluster) or ("?",)."""
+        k = int(self.wait_kind[t])
+        if k == WAIT_MBAR:
+            return ("mbar", int(self.wait_cta[t]), int(self.wait_off[t]), int(self.wait_par[t]),
+                    int(self.wait_tok[t]), bool(self.wait_is_par[t]))
+        if k == WAIT_BAR:
+            return ("bar", (int(self.wait_bar[t]) // 64, int(self.wait_bar[t]) % 64))
+        if k == WAIT_CLUSTER:
+            return ("cluster", int(self.wait_cta[t]))
+        return ("?",)
 
     def deadlock(self) -> DeadlockError:
         waits = []
@@ -310,7 +365,7 @@ class Wave:
                 continue
             t = w * WARP_SIZE + int(blocked[0])
             p = int(self.pc[t])
-            info = self.wait_info.get(t, ("?",))
+            info = self.wait_info(t)
             if info[0] == "mbar":
                 reason = self.mbar.describe(int(info[1]), int(info[2]))
                 p_inst = p
@@ -346,12 +401,15 @@ class Wave:
         wave = self
 
         def guarded(idx):
-            p = wave.reg(name)[idx]
+            p = wave.reg(name)[wave._at(idx)]            # read before the body runs
             if neg:
                 p = ~p
+            if p.all():                                   # every thread's guard holds
+                body(idx)
+                return
             off = idx[~p]
             if off.size:
-                wave.pc[off] += 1
+                wave.advance(off)
             on = idx[p]
             if on.size:
                 body(on)
@@ -369,14 +427,20 @@ class Wave:
         """bar.sync / bar.arrive / barrier.sync (9.7.13.1): per (CTA, barrier id) the arrival
         count; the waiters are released when it reaches the expected count (operand b, else every
         non-exited thread of the CTA)."""
-        self.pc[idx] += 1
+        self.advance(idx)
         cta = self.cta_of[idx]
         keys = cta * 64 + ids
-        for k in np.unique(keys):
-            sel = idx[keys == k]
-            key = (int(k) // 64, int(k) % 64)
+        # the threads of each (CTA, barrier) key in thread order: one stable sort, then slices
+        order = np.argsort(keys, kind="stable")
+        keys, idx, counts = keys[order], idx[order], counts[order]
+        uniq, first = np.unique(keys, return_index=True)
+        bounds = first.tolist() + [keys.size]
+        for j, k in enumerate(uniq.tolist()):
+            lo, hi = bounds[j], bounds[j + 1]
+            sel = idx[lo:hi]
+            key = (k // 64, k % 64)
             b = self.bars.setdefault(key, {"arrived": 0, "waiters": [], "expected": None})
-            cnt = counts[keys == k]
+            cnt = counts[lo:hi]
             if cnt is not None and cnt.size and cnt[0] >= 0:
                 if b["expected"] is not None and b["expected"] != int(cnt[0]):
                     raise UndefinedBehavior(f"bar at line {pc_line}: barrier {key[1]} used with "
@@ -385,8 +449,8 @@ class Wave:
             b["arrived"] += sel.size
             if wait:
                 self.status[sel] = BLOCKED
-                for t in sel:
-                    self.wait_info[int(t)] = ("bar", key)
+                self.wait_kind[sel] = WAIT_BAR
+                self.wait_bar[sel] = k
                 b["waiters"].append(sel)
             self._bar_check(key)
 
@@ -398,16 +462,17 @@ class Wave:
             for sel in b["waiters"]:
                 live = sel[self.status[sel] == BLOCKED]
                 self.status[live] = RUN
-                for t in live:
-                    self.wait_info.pop(int(t), None)
+                self.wait_kind[live] = NO_WAIT
             del self.bars[key]
 
     def block_on_mbarrier(self, idx, cta, off, parity, token, is_parity: bool) -> None:
         self.status[idx] = BLOCKED
-        for i, t in enumerate(idx):
-            self.wait_info[int(t)] = ("mbar", int(cta[i]), int(off[i]),
-                                      int(parity[i]) if is_parity else 0,
-                                      int(token[i]) if not is_parity else 0, is_parity)
+        self.wait_kind[idx] = WAIT_MBAR
+        self.wait_cta[idx] = cta
+        self.wait_off[idx] = off
+        self.wait_is_par[idx] = is_parity
+        self.wait_par[idx] = parity if is_parity else 0
+        self.wait_tok[idx] = token if not is_parity else 0
 
 
 class Launch:

@@ -23,6 +23,8 @@ are neither checked nor written, and read as zero.
 """
 from __future__ import annotations
 
+import bisect
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +54,18 @@ MAX_STATIC_SHARED = 48 * 1024
 ACCESS_SIZES = (1, 2, 4, 8, 16)      # .b8 .. .b128
 VECTOR_LENGTHS = (1, 2, 4, 8)        # scalar, .v2, .v4, .v8 (.v8 only up to 32 bytes, sm_100)
 _DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+# element-wide (typed) gathers / scatters reinterpret bytes in the host's order; PTX memory is
+# little-endian, so they are used only on a little-endian host (else the byte-wise path runs)
+_TYPED = sys.byteorder == "little"
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3}
+
+
+def _typed_view(u8: np.ndarray, size: int) -> np.ndarray | None:
+    """`u8` (1-D, contiguous) as `size`-byte unsigned elements (a view; trailing bytes that do
+    not fill an element dropped), or None where a typed access does not apply."""
+    if not _TYPED or size not in _SHIFT or not u8.flags.c_contiguous:
+        return None
+    return u8[:u8.size - u8.size % size].view(_DTYPES[size])
 
 
 def _as_u64(addr) -> np.ndarray:
@@ -94,11 +108,12 @@ def elements_to_bytes(values, size: int, vec: int, n: int) -> np.ndarray:
                 raise OperandError(f"{v.dtype} values stored by a {size}-byte access; pass raw "
                                    "bits")
             v = v.view(_DTYPES[size])
-        v = v.astype(_DTYPES[size])  # signed integers wrap modulo 2^(8*size)
+        v = v.astype(_DTYPES[size], copy=False)  # signed integers wrap modulo 2^(8*size)
         if v.ndim == 1 and vec == 1 and v.shape[0] == n:
             v = v[:, None]
-        v = np.broadcast_to(v, (n, vec))
-    v = np.ascontiguousarray(v).astype(v.dtype.newbyteorder("<"))
+        if v.shape != (n, vec):
+            v = np.broadcast_to(v, (n, vec))
+    v = np.ascontiguousarray(v).astype(v.dtype.newbyteorder("<"), copy=False)
     return v.view(np.uint8).reshape(n, size * vec)
 
 
@@ -159,6 +174,7 @@ class GlobalMemory:
         self._next = -(-(base + max(u8.size, 1) + GLOBAL_GUARD) // GLOBAL_ALIGN) * GLOBAL_ALIGN
         self._bases = np.array([b.base for b in self.buffers], np.uint64)
         self._ends = np.array([b.end for b in self.buffers], np.uint64)
+        self._base_list = [b.base for b in self.buffers]
         return base
 
     def address_of(self, array) -> int:
@@ -194,8 +210,28 @@ class GlobalMemory:
                                     f"{self.describe(bad)}", address=bad, space="global")
         return safe, (addr - self._bases[safe]).astype(np.int64)
 
-    def read(self, addr, size: int) -> np.ndarray:
-        """Bytes [addr, addr+size) of each address: (n, size) uint8."""
+    def _one_buffer(self, addr, size: int):
+        """(buffer, int64 offsets) when every access of `size` bytes lies inside one buffer
+        (the usual case: decided from the smallest and largest address), else (None, None)."""
+        addr = _as_u64(addr)
+        if not addr.size or not self.buffers:
+            return None, None
+        lo, hi = int(addr.min()), int(addr.max())
+        i = bisect.bisect_right(self._base_list, lo) - 1
+        if i < 0 or hi + size > self.buffers[i].end:
+            return None, None
+        b = self.buffers[i]
+        return b, (addr - np.uint64(b.base)).view(np.int64)
+
+    def read(self, addr, size: int, *, aligned: bool = False) -> np.ndarray:
+        """Bytes [addr, addr+size) of each address: (n, size) uint8. `aligned`: the caller
+        has checked that every address is a multiple of `size` (ld / st do)."""
+        b, off = self._one_buffer(addr, size)
+        if b is not None:
+            typed = _typed_view(b.u8, size) if aligned else None
+            if typed is not None:
+                return typed[off >> _SHIFT[size]].view(np.uint8).reshape(off.size, size)
+            return b.u8[off[:, None] + np.arange(size)]
         idx, off = self.locate(addr, size)
         cols = np.arange(size)
         if idx.size and (idx == idx[0]).all():          # the usual case: one buffer
@@ -206,10 +242,18 @@ class GlobalMemory:
             out[sel] = self.buffers[b].u8[off[sel, None] + cols]
         return out
 
-    def write(self, addr, data: np.ndarray) -> None:
+    def write(self, addr, data: np.ndarray, *, aligned: bool = False) -> None:
         """Store (n, size) uint8 rows; for equal addresses the last row wins (deterministic
-        choice; the hardware keeps one unspecified writer, 9.7.9.9)."""
+        choice; the hardware keeps one unspecified writer, 9.7.9.9). `aligned` as in read."""
         size = data.shape[1]
+        b, off = self._one_buffer(addr, size)
+        if b is not None:
+            typed = _typed_view(b.u8, size) if aligned else None
+            if typed is not None:
+                typed[off >> _SHIFT[size]] = np.ascontiguousarray(data).view(typed.dtype)[:, 0]
+            else:
+                b.u8[off[:, None] + np.arange(size)] = data
+            return
         idx, off = self.locate(addr, size)
         cols = np.arange(size)
         if idx.size and (idx == idx[0]).all():
@@ -292,6 +336,8 @@ class SharedMemory:
         return (target % self.cluster_size).astype(np.uint32)
 
     def _flat(self, cta, off, size: int, space: str, addr) -> np.ndarray:
+        if off.size and 0 <= int(off.min()) and int(off.max()) + size <= self.size:
+            return np.asarray(cta, np.int64) * self.size + off
         bad = (off < 0) | (off + size > self.size)
         if bad.any():
             i = int(np.argmax(bad))
@@ -301,10 +347,25 @@ class SharedMemory:
                                     address=int(_as_u64(addr)[i]), space=space)
         return np.asarray(cta, np.int64) * self.size + off
 
-    def read(self, flat: np.ndarray, size: int) -> np.ndarray:
+    def _typed(self, size: int, aligned: bool):
+        # flat = cta * self.size + offset is a multiple of `size` when the offset is (checked
+        # by the caller: `aligned`) and so is the per-CTA size
+        if not aligned or self.size % size:
+            return None
+        return _typed_view(self.data.reshape(-1), size)
+
+    def read(self, flat: np.ndarray, size: int, *, aligned: bool = False) -> np.ndarray:
+        typed = self._typed(size, aligned)
+        if typed is not None:
+            return typed[flat >> _SHIFT[size]].view(np.uint8).reshape(flat.size, size)
         return self.data.reshape(-1)[flat[:, None] + np.arange(size)]
 
-    def write(self, flat: np.ndarray, data: np.ndarray) -> None:
+    def write(self, flat: np.ndarray, data: np.ndarray, *, aligned: bool = False) -> None:
+        typed = self._typed(data.shape[1], aligned)
+        if typed is not None:
+            typed[flat >> _SHIFT[data.shape[1]]] = \
+                np.ascontiguousarray(data).view(typed.dtype)[:, 0]
+            return
         self.data.reshape(-1)[flat[:, None] + np.arange(data.shape[1])] = data
 
 
@@ -401,7 +462,6 @@ class Memory:
         space = _ALIASES.get(space, space)
         if space not in SPACES:
             raise OperandError(f"unknown state space '{space}'")
-        cta = thread // self.threads_per_cta
         if space == "generic":
             kinds = self.classify(addr)
             if size > 16 and (kinds != "global").any():
@@ -424,6 +484,7 @@ class Memory:
         if space == "global":
             return [(everyone, ("global", addr))]
         if space in ("shared::cta", "shared::cluster"):
+            cta = thread // self.threads_per_cta
             if space == "shared::cta":
                 off = addr.astype(np.int64)
                 target = cta
@@ -440,19 +501,23 @@ class Memory:
     def _check(self, space, addr, size, vec, mask, thread):
         _check_access_shape(size, vec, _ALIASES.get(space, space))
         addr = _as_u64(addr)
-        thread = (np.arange(addr.size, dtype=np.int64) if thread is None
-                  else np.broadcast_to(np.asarray(thread, np.int64), addr.shape))
+        if thread is None:
+            thread = np.arange(addr.size, dtype=np.int64)
+        elif not (isinstance(thread, np.ndarray) and thread.dtype == np.int64
+                  and thread.shape == addr.shape):
+            thread = np.broadcast_to(np.asarray(thread, np.int64), addr.shape)
         active = (np.ones(addr.shape, bool) if mask is None
                   else np.broadcast_to(np.asarray(mask, bool), addr.shape))
         n_threads = self.shared.n_ctas * self.threads_per_cta
-        if ((thread < 0) | (thread >= n_threads)).any():
+        if thread.size and (int(thread.min()) < 0 or int(thread.max()) >= n_threads):
             raise OperandError(f"thread numbers must be 0 .. {n_threads - 1} "
                                f"({self.shared.n_ctas} CTAs x {self.threads_per_cta} threads); "
                                "pass thread= for each address")
-        a, t = (addr, thread) if active.all() else (addr[active], thread[active])
-        total = size * vec
-        mis = (a % np.uint64(total)) != 0
-        if mis.any():
+        a, t = (addr, thread) if mask is None or active.all() else (addr[active],
+                                                                      thread[active])
+        total = size * vec                       # a power of two (ACCESS_SIZES, VECTOR_LENGTHS)
+        if (a & np.uint64(total - 1)).any():
+            mis = (a % np.uint64(total)) != 0
             i = int(np.argmax(mis))
             raise MisalignedAddress(f"{space} access of {total} bytes at an address not aligned "
                                     f"to {total}", address=int(a[i]), space=space,
@@ -468,19 +533,20 @@ class Memory:
         else:
             self.local.data.reshape(-1)[where[:, None] + np.arange(data.shape[1])] = data
 
-    def _read_parts(self, parts, total, n):
+    def _read_parts(self, parts, total, n, aligned=False):
+        """`aligned`: every address is a multiple of `total` (checked by `_check`)."""
         if len(parts) == 1 and len(parts[0][0]) == n:      # one space for every thread
             kind, where = parts[0][1]
             if kind == "global":
-                return self.global_.read(where, total)
+                return self.global_.read(where, total, aligned=aligned)
             if kind == "shared":
-                return self.shared.read(where, total)
+                return self.shared.read(where, total, aligned=aligned)
         out = np.zeros((n, total), np.uint8)
         for sel, (kind, where) in parts:
             if kind == "global":
-                out[sel] = self.global_.read(where, total)
+                out[sel] = self.global_.read(where, total, aligned=aligned)
             elif kind == "shared":
-                out[sel] = self.shared.read(where, total)
+                out[sel] = self.shared.read(where, total, aligned=aligned)
             else:
                 store = {"local": self.local, "param": self.param, "const": self.const}[kind]
                 out[sel] = store.data.reshape(-1)[where[:, None] + np.arange(total)]
@@ -491,10 +557,12 @@ class Memory:
         """ld.space of `vec` elements of `size` bytes per thread -> (n, size*vec) uint8."""
         a, t, active, total = self._check(space, addr, size, vec, mask, thread)
         if a.size and a.size == active.size:     # every thread active
-            return self._read_parts(self._resolve(space, a, total, t, False), total, a.size)
+            return self._read_parts(self._resolve(space, a, total, t, False), total, a.size,
+                                    aligned=True)
         out = np.zeros((active.size, total), np.uint8)
         if a.size:
-            out[active] = self._read_parts(self._resolve(space, a, total, t, False), total, a.size)
+            out[active] = self._read_parts(self._resolve(space, a, total, t, False), total, a.size,
+                                           aligned=True)
         return out
 
     def load(self, space: str, addr, size: int, *, vec: int = 1, mask=None,
@@ -515,9 +583,9 @@ class Memory:
         for sel, (kind, where) in self._resolve(space, a, total, t, True):
             part = data if len(sel) == a.size else data[sel]   # sel: distinct, sorted
             if kind == "global":
-                self.global_.write(where, part)
+                self.global_.write(where, part, aligned=True)
             elif kind == "shared":
-                self.shared.write(where, part)
+                self.shared.write(where, part, aligned=True)
             else:
                 store = {"local": self.local}[kind]
                 store.data.reshape(-1)[where[:, None] + np.arange(total)] = part

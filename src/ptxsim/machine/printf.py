@@ -180,5 +180,5 @@ def vprintf_handler(wave, inst, actual: list[str], ret: str | None):
         if ret is not None:
             r = _callparam(wave, Address(ret))
             r[idx, :4] = nargs.astype("<i4").view(np.uint8).reshape(idx.size, 4)
-        wave.pc[idx] += 1
+        wave.advance(idx)
     return run
