@@ -327,6 +327,14 @@ static Py_ssize_t span(Py_ssize_t T, Py_ssize_t M, Py_ssize_t s_t, Py_ssize_t s_
     return cadd(cadd(cmul(T - 1, s_t, bad), cmul(M - 1, s_i, bad), bad), block, bad);
 }
 
+/* C given as f32 values: widened row by row (exact). */
+static const double *widen(const float *c, double *row, Py_ssize_t N)
+{
+    for (Py_ssize_t j = 0; j < N; j++)
+        row[j] = (double)c[j];
+    return row;
+}
+
 static int get_buffers(Py_buffer *bufs, int n, Py_ssize_t *need, const char **names)
 {
     for (int x = 0; x < n; x++) {
@@ -351,7 +359,7 @@ PyDoc_STRVAR(fused_doc,
 "fdpa.fused_batch / fused_rows: av, ae (T, M, K) float64 / int32; B's K x N block of row i of\n"
 "MMA t starts at element t*b_t + i*b_i of bv (float64) / be (int32); cv, ce (T, M, N)\n"
 "float64 / int32: C's values and alignment exponents (ce empty: computed from cv, C's\n"
-"subnormals aligning at c_emin);\n"
+"subnormals aligning at c_emin); c32 (optional, default 0): cv holds float32 values.\n"
 "out (T, M, N) uint32 receives D's bits.");
 
 static PyObject *py_fused(PyObject *self, PyObject *args)
@@ -360,10 +368,11 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
     Py_ssize_t T, M, N, K, b_t, b_i;
     fused_params p;
     memset(buf, 0, sizeof buf);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*nnnnnniiiiiiiii", &buf[0], &buf[1], &buf[2],
+    int c32 = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*nnnnnniiiiiiiii|p", &buf[0], &buf[1], &buf[2],
                           &buf[3], &buf[4], &buf[5], &buf[6], &T, &M, &N, &K, &b_t, &b_i,
                           &p.F, &p.L, &p.e_zero, &p.c_emin, &p.d_emin, &p.frac, &p.rnd_emin,
-                          &p.rne, &p.out16))
+                          &p.rne, &p.out16, &c32))
         return NULL;
     if (T < 0 || M < 0 || N < 1 || K < 1 || p.L < 1 || b_t < 0 || b_i < 0) {
         release(buf, 7);
@@ -374,7 +383,7 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
     Py_ssize_t tmk = cmul(cmul(T, M, &bad), K, &bad), tmn = cmul(cmul(T, M, &bad), N, &bad);
     Py_ssize_t last_b = span(T, M, b_t, b_i, cmul(K, N, &bad), &bad);
     Py_ssize_t need[7] = {cmul(tmk, 8, &bad), cmul(tmk, 4, &bad), cmul(last_b, 8, &bad),
-                          cmul(last_b, 4, &bad), cmul(tmn, 8, &bad),
+                          cmul(last_b, 4, &bad), cmul(tmn, c32 ? 4 : 8, &bad),
                           have_ce ? cmul(tmn, 4, &bad) : 0, cmul(tmn, 4, &bad)};
     if (bad) {
         release(buf, 7);
@@ -387,13 +396,15 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
         return NULL;
     }
     const double *av = buf[0].buf, *bv = buf[2].buf, *cv = buf[4].buf;
+    const float *cf = buf[4].buf;
     const int32_t *ae = buf[1].buf, *be = buf[3].buf, *ce = buf[5].buf;
     uint32_t *out = buf[6].buf;
     Py_ssize_t nblocks = (K + p.L - 1) / p.L;
     int32_t *bex = malloc(K * N * sizeof *bex), *zcol = malloc(nblocks * N * sizeof *zcol);
+    double *crow = malloc(N * sizeof *crow);
     row_work w;
-    if (!bex || !zcol || alloc_work(&w, N) < 0) {
-        free(bex); free(zcol);
+    if (!bex || !zcol || !crow || alloc_work(&w, N) < 0) {
+        free(bex); free(zcol); free(crow);
         release(buf, 7);
         return PyErr_NoMemory();
     }
@@ -407,13 +418,18 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
                 prepared = boff;
             }
             Py_ssize_t r = t * M + i;
-            fused_row(av + r * K, ae + r * K, bv + boff, bex, zcol, cv + r * N,
+            const double *c0 = cv + r * N;
+            if (c32) {                                 /* C given as f32: exact in a double */
+                widen(cf + r * N, crow, N);
+                c0 = crow;
+            }
+            fused_row(av + r * K, ae + r * K, bv + boff, bex, zcol, c0,
                       have_ce ? ce + r * N : NULL,
                       out + r * N, N, K, &p, &w);
         }
     }
     Py_END_ALLOW_THREADS
-    free(bex); free(zcol); free_work(&w);
+    free(bex); free(zcol); free(crow); free_work(&w);
     release(buf, 7);
     Py_RETURN_NONE;
 }
@@ -557,7 +573,8 @@ PyDoc_STRVAR(grouped_doc,
 "fdpa.grouped / grouped_rows on e2m1 elements given as int16 halves (2x the value):\n"
 "a2 (T, M, K), sav / sae (T, M, nsf) float64 / int32; row i of MMA t uses B's\n"
 "K x N block at t*b_t + i*b_i of b2 and the nsf x N scales at t*sb_t + i*sb_i of sbv / sbe;\n"
-"cv (T, M, N) float64 (f32 values); out (T, M, N) uint32 receives D's f32 bits.");
+"cv (T, M, N) float64 (f32 values), or float32 with c32 = 1; out (T, M, N) uint32 receives D's\n"
+"f32 bits.");
 
 static PyObject *py_grouped(PyObject *self, PyObject *args)
 {
@@ -565,9 +582,10 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
     Py_ssize_t T, M, N, K, nsf, b_t, b_i, sb_t, sb_i;
     grouped_params p;
     memset(buf, 0, sizeof buf);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*w*nnnnnnnnniiiii", &buf[0], &buf[1], &buf[2],
+    int c32 = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*w*nnnnnnnnniiiii|p", &buf[0], &buf[1], &buf[2],
                           &buf[3], &buf[4], &buf[5], &buf[6], &buf[7], &T, &M, &N, &K, &nsf,
-                          &b_t, &b_i, &sb_t, &sb_i, &p.F, &p.L, &p.G, &p.e_zero, &p.block))
+                          &b_t, &b_i, &sb_t, &sb_i, &p.F, &p.L, &p.G, &p.e_zero, &p.block, &c32))
         return NULL;
     if (T < 0 || M < 0 || N < 1 || K < 1 || p.G < 1 || p.G > 16 || p.L < p.G || K % p.G ||
         K / p.G > 64 || p.block < 1 || nsf * p.block != K || b_t < 0 || b_i < 0 || sb_t < 0 ||
@@ -583,7 +601,7 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
     Py_ssize_t last_sb = span(T, M, sb_t, sb_i, cmul(nsf, N, &ovf), &ovf);
     Py_ssize_t need[8] = {cmul(tmk, 2, &ovf), cmul(last_b, 2, &ovf), cmul(tms, 8, &ovf),
                           cmul(tms, 4, &ovf), cmul(last_sb, 8, &ovf), cmul(last_sb, 4, &ovf),
-                          cmul(tmn, 8, &ovf), cmul(tmn, 4, &ovf)};
+                          cmul(tmn, c32 ? 4 : 8, &ovf), cmul(tmn, 4, &ovf)};
     if (ovf) {
         release(buf, 8);
         PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: dimensions too large");
@@ -596,15 +614,17 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
     }
     const int16_t *a2 = buf[0].buf, *b2 = buf[1].buf;
     const double *sav = buf[2].buf, *sbv = buf[4].buf, *cv = buf[6].buf;
+    const float *cf = buf[6].buf;
     const int32_t *sae = buf[3].buf, *sbe = buf[5].buf;
     uint32_t *out = buf[7].buf;
     Py_ssize_t ng = K / p.G;
     int16_t *gsum = malloc(ng * N * sizeof *gsum);
     uint32_t *bmask = malloc(ng * N * sizeof *bmask);
     int32_t *sbez = malloc(nsf * N * sizeof *sbez);
+    double *crow = malloc(N * sizeof *crow);
     row_work w;
-    if (!gsum || !bmask || !sbez || alloc_work(&w, N) < 0) {
-        free(gsum); free(bmask); free(sbez);
+    if (!gsum || !bmask || !sbez || !crow || alloc_work(&w, N) < 0) {
+        free(gsum); free(bmask); free(sbez); free(crow);
         release(buf, 8);
         return PyErr_NoMemory();
     }
@@ -626,11 +646,12 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
             }
             bad |= check_halves(a2 + r * K, K);
             grouped_row(a2 + r * K, b2 + boff, bmask, sav + r * nsf, sae + r * nsf, sbv + sboff, sbez,
-                        cv + r * N, out + r * N, N, K, &p, gsum, &w);
+                        c32 ? widen(cf + r * N, crow, N) : cv + r * N, out + r * N, N, K, &p,
+                        gsum, &w);
         }
     }
     Py_END_ALLOW_THREADS
-    free(gsum); free(bmask); free(sbez); free_work(&w);
+    free(gsum); free(bmask); free(sbez); free(crow); free_work(&w);
     release(buf, 8);
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: the grouped kinds take e2m1 "
