@@ -1,0 +1,613 @@
+"""The compiled numerics backend (_fdpa.c) against the numpy one (fdpa.py, the specification),
+bit for bit, on the same operand bits.
+
+fdpa.py is checked against independent oracles elsewhere (MMA-Sim, hand derivations, H200
+captures: test_vs_mmasim.py, test_handcrafted.py, test_hw_mma_sync.py); this file holds the two
+implementations to identical D bits over every legal (arch, kind, types) form -- enumerated
+from ARCH_KINDS / KINDS through `check_types`, not hand-listed -- and over the
+regimes where a compiled loop could part from the specification: NaN / Inf / zero / subnormal
+operands and scales, wide exponent spread, exact cancellation, all-zero rows, columns and
+blocks, C = -0, sums that overflow to +-Inf, f16 results in the subnormal range, products just
+below the zero-term exponent, partial last blocks, M = 1, N = 1..9 and the vector tails
+N = 65 / 130 (the grouped loop works in 64-column chunks), T > 1 (mma_batch), per-row B
+(mma_sparse) and the emulated sm_90 fp8_sync kind.  Plus the compiled module's own argument
+checks, and that the extension is built wherever a C compiler is.
+"""
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ptxsim.errors import MmaTypeError, PtxsimError
+from ptxsim.numerics import backend, mma, mma_batch, mma_sparse
+from ptxsim.numerics.params import ARCH_KINDS, KINDS, Params, check_types, params
+from ptxsim.types.formats import FORMATS
+
+from .oracle import gen_bits, sign_bit
+
+needs_c = pytest.mark.skipif(
+    "c" not in backend.available(),
+    reason="the compiled extension ptxsim.numerics._fdpa_c is not built (no C compiler at "
+           "install time, or a source checkout without `python setup.py build_ext --inplace`)")
+
+
+# ---- the forms: every combination check_types accepts ---------------------------------------
+
+@dataclass(frozen=True)
+class Form:
+    arch: str
+    kind: str
+    atype: str
+    btype: str
+    ctype: str
+    dtype: str
+    scale_type: str | None = None
+    block: int | None = None
+
+    @property
+    def kw(self) -> dict:
+        return dict(arch=self.arch, kind=self.kind, atype=self.atype, btype=self.btype,
+                    ctype=self.ctype, dtype=self.dtype)
+
+    @property
+    def p(self) -> Params:
+        return params(self.arch, self.kind, self.atype, self.btype, self.dtype)
+
+    def __str__(self):
+        s = "-".join((self.arch, self.kind, self.atype, self.btype, self.ctype, self.dtype))
+        return s + (f"-{self.scale_type}-b{self.block}" if self.scale_type else "")
+
+
+def legal_forms() -> list[Form]:
+    """Every (arch, kind, atype, btype, ctype, dtype[, scale type, block]) that check_types
+    accepts, from the candidate sets the tables themselves list.  kind i8 is left out: the
+    integer model has no compiled twin."""
+    forms = []
+    for arch, kinds in ARCH_KINDS.items():
+        for kind in kinds:
+            if kind == "i8":
+                continue
+            rule = KINDS[kind]
+            scales = [(s, b) for s in rule.scale_types for b in rule.blocks[s]] or [(None, None)]
+            for (at, bt), (ct, dt), (s, b) in itertools.product(
+                    itertools.product(rule.ab_types, repeat=2), rule.cd_types, scales):
+                try:
+                    check_types(arch, kind, at, bt, ct, dt, s, b)
+                except MmaTypeError:
+                    continue
+                forms.append(Form(arch, kind, at, bt, ct, dt, s, b))
+    return forms
+
+
+FORMS = legal_forms()
+
+
+def test_enumeration_covers_every_arch_kind_and_rounding():
+    """Not hand-listed, so check the enumeration reaches what the brief of the backend needs:
+    every (arch, non-integer kind), every rounding, mixed C/D, every scale type / block size."""
+    assert {(f.arch, f.kind) for f in FORMS} == {
+        (a, k) for a, ks in ARCH_KINDS.items() for k in ks if k != "i8"}
+    assert {f.p.rho for f in FORMS} >= {"RZ-FP32", "RZ-E8M13", "RNE-FP16"}
+    assert {f.p.model for f in FORMS} == {"fused", "grouped", "emulated"}
+    assert any(f.ctype != f.dtype for f in FORMS)
+    assert {(f.kind, f.scale_type, f.block) for f in FORMS if f.scale_type} == {
+        ("mxf8f6f4", "ue8m0", 32), ("mxf4", "ue8m0", 32), ("mxf4nvf4", "ue8m0", 32),
+        ("mxf4nvf4", "ue8m0", 16), ("mxf4nvf4", "ue4m3", 16)}
+    # Table 39 products: 25 f8f6f4 pairs x 4 (C, D) pairs on sm_100 / sm_120
+    assert sum(f.arch == "sm_100" and f.kind == "f8f6f4" for f in FORMS) == 100
+
+
+def representatives() -> list[Form]:
+    """One form per distinct arithmetic: model, rounding, (C, D), element widths, scales."""
+    seen, out = set(), []
+    for f in FORMS:
+        p = f.p
+        key = (p.model, p.rho, p.F, p.L, p.e_zero, f.ctype, f.dtype, f.scale_type, f.block,
+               FORMATS[f.atype].bits, FORMATS[f.btype].bits)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+REPS = representatives()
+
+
+# ---- operands: every regime in one tile -----------------------------------------------------
+
+def _top_exp(fmt: str) -> int:
+    """Unbiased exponent of the format's largest finite binade."""
+    f = FORMATS[fmt]
+    top = (1 << f.ebits) - 1 - (1 if f.nan == "ieee" else 0)
+    return top - f.bias
+
+
+def k_for(f: Form, rng) -> int:
+    """K spanning more than one fused block, the last one partial where the form allows it
+    (block-scaled kinds: K is a multiple of the scale block; grouped: not of L = 64)."""
+    L = f.p.L
+    if f.scale_type is None:
+        return 2 * L + 3 if rng.random() < 0.7 else L + 1
+    if f.p.model == "grouped":
+        return L + f.block if rng.random() < 0.7 else 2 * L
+    return 2 * L
+
+
+def operands(rng, f: Form, M: int, N: int, K: int, lead=(), b_lead=()):
+    """Raw bits a (lead, M, K), b (b_lead, K, N), c (lead, M, N), scales (or None).
+
+    Row regimes of A (cycled, random offset): ordinary; wide exponent spread; subnormal-heavy;
+    exact pairwise cancellation (with B's partner columns); an all-zero first block (and a
+    wholly zero row); NaN/Inf; large positive values (sums overflow); products just below
+    the zero-term exponent; products in the f16-subnormal range.  Column regimes of B:
+    ordinary, wide, subnormal, cancellation partner, all-zero (second block / whole column),
+    NaN/Inf, large positive.  C: zeros, -0, subnormals, specials, large values."""
+    at, bt, ct = f.atype, f.btype, f.ctype
+    p = f.p
+    L = p.L
+    a = gen_bits(rng, at, lead + (M, K)).astype(np.int64)
+    b = gen_bits(rng, bt, b_lead + (K, N)).astype(np.int64)
+    row = (np.arange(M) + rng.integers(9)) % 9
+    col = (np.arange(N) + rng.integers(7)) % 7
+    scaled_exp = 0
+    tiny_center = (p.e_zero - scaled_exp) // 2 - 3
+    kw_rows = {1: dict(p_wide=0.8), 2: dict(p_sub=0.6), 5: dict(p_special=0.08),
+               6: dict(p_wide=0.0, p_sub=0.0, p_zero=0.0, center=_top_exp(at) - 1),
+               7: dict(p_wide=0.0, p_sub=0.2, p_zero=0.2, center=tiny_center),
+               8: dict(p_wide=0.0, p_sub=0.2, p_zero=0.1, center=-9)}
+    for r, kw in kw_rows.items():
+        idx = np.nonzero(row == r)[0]
+        if idx.size:
+            a[..., idx, :] = gen_bits(rng, at, lead + (idx.size, K), **kw)
+    big_a = row == 6
+    a[..., big_a, :] &= ~sign_bit(at)                      # same sign: the sums overflow
+    n2 = K // 2
+    canc = row == 3
+    a[..., canc, 1:2 * n2:2] = a[..., canc, 0:2 * n2:2]
+    zero = np.nonzero(row == 4)[0]
+    a[..., zero, :L] = 0
+    if zero.size > 1:
+        a[..., zero[1], :] = 0                             # a wholly zero row
+    kw_cols = {1: dict(p_wide=0.8), 2: dict(p_sub=0.6), 5: dict(p_special=0.08),
+               6: dict(p_wide=0.0, p_sub=0.0, p_zero=0.0, center=_top_exp(bt) - 1)}
+    for r, kw in kw_cols.items():
+        idx = np.nonzero(col == r)[0]
+        if idx.size:
+            b[..., idx] = np.moveaxis(gen_bits(rng, bt, b_lead + (idx.size, K), **kw), -2, -1)
+    b[..., col == 6] &= ~sign_bit(bt)
+    canc = col == 3
+    b[..., 1:2 * n2:2, canc] = b[..., 0:2 * n2:2, canc] ^ sign_bit(bt)
+    zc = np.nonzero(col == 4)[0]
+    b[..., L:2 * L, zc] = 0
+    if zc.size > 1:
+        b[..., zc[1]] = 0                                  # a wholly zero column
+    c = gen_bits(rng, ct, lead + (M, N), p_zero=0.2, p_sub=0.15, p_special=0.05)
+    c = c.astype(np.int64)
+    u = rng.random(lead + (M, N))
+    c = np.where(u < 0.1, sign_bit(ct), c)                             # C = -0
+    big_c = gen_bits(rng, ct, lead + (M, N), p_wide=0.0, p_sub=0.0, p_zero=0.0,
+                     center=_top_exp(ct) - 1).astype(np.int64) & ~sign_bit(ct)
+    c = np.where((u > 0.9) | big_a[:, None], big_c, c)                 # large C
+    c[..., zero, :] = sign_bit(ct)                                     # zero rows: C = -0
+    out = [x.astype(_storage(t)) for x, t in ((a, at), (b, bt), (c, ct))]
+    sa = sb = None
+    if f.scale_type:
+        s, nsf = f.scale_type, K // f.block
+        sa = gen_bits(rng, s, lead + (M, nsf), p_special=0.03, p_zero=0.05, p_sub=0.05,
+                      p_wide=0.2)
+        sb = gen_bits(rng, s, lead + (nsf, N), p_special=0.03, p_zero=0.05, p_sub=0.05,
+                      p_wide=0.2)                  # per MMA (mma_sparse: shared by its rows)
+        # tiny rows: scales far below 1 (products / group sums near e_zero); big rows: large
+        tiny = np.nonzero(row == 7)[0]
+        if tiny.size:
+            sa[..., tiny, :] = gen_bits(rng, s, lead + (tiny.size, nsf), p_wide=0.0,
+                                        p_sub=0.3, p_zero=0.1,
+                                        center=p.e_zero // 4 if s == "ue8m0" else -6)
+        if s == "ue4m3":                   # the sign bit of a ue4m3 scale is ignored
+            sa = sa | (rng.integers(0, 2, sa.shape) << 7).astype(sa.dtype)
+            sb = sb | (rng.integers(0, 2, sb.shape) << 7).astype(sb.dtype)
+    return out[0], out[1], out[2], sa, sb
+
+
+def positive(x: np.ndarray, fmt: str) -> np.ndarray:
+    """The same bits with the sign bit (the element's top bit) cleared."""
+    return x & x.dtype.type(sign_bit(fmt) - 1)
+
+
+def _storage(t: str):
+    w = FORMATS[t].storage_bits
+    return np.uint32 if w > 16 else np.uint16 if w > 8 else np.uint8
+
+
+# ---- the comparison -------------------------------------------------------------------------
+
+def both(fn):
+    """fn() under the numpy backend and under the compiled one: identical D bits."""
+    with backend.use("numpy"):
+        want = fn()
+    with backend.use("c"):
+        got = fn()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    bad = np.argwhere(got != want)
+    detail = "" if not bad.size else "; first: " + ", ".join(
+        f"{tuple(int(i) for i in ix)} c {int(got[tuple(ix)]):#x} numpy {int(want[tuple(ix)]):#x}"
+        for ix in bad[:4])
+    np.testing.assert_array_equal(got, want, err_msg=f"{len(bad)} of {got.size} differ{detail}")
+    return want
+
+
+def scale_kw(f: Form, sa, sb) -> dict:
+    if not f.scale_type:
+        return {}
+    return dict(scale_a=sa, scale_b=sb, scale_type=f.scale_type, block=f.block)
+
+
+def run_dense(f: Form, rng, M, N, K=None):
+    K = k_for(f, rng) if K is None else K
+    a, b, c, sa, sb = operands(rng, f, M, N, K)
+    return both(lambda: mma(a, b, c, **f.kw, **scale_kw(f, sa, sb)))
+
+
+def run_batch(f: Form, rng, T, M, N, K=None):
+    K = k_for(f, rng) if K is None else K
+    a, b, c, sa, sb = operands(rng, f, M, N, K, lead=(T,), b_lead=(T,))
+    return both(lambda: mma_batch(a, b, c, **f.kw, **scale_kw(f, sa, sb)))
+
+
+def run_sparse(f: Form, rng, lead, M, N, K=None):
+    """Per-row B: b_rows (lead, M, Ks, N), each row its own Ks x N block."""
+    K = k_for(f, rng) if K is None else K
+    a, b, c, sa, sb = operands(rng, f, M, N, K, lead=lead, b_lead=lead + (M,))
+    return both(lambda: mma_sparse(a, b, c, **f.kw, **scale_kw(f, sa, sb)))
+
+
+def _seed(*parts) -> np.random.Generator:
+    return np.random.default_rng([sum(map(ord, str(p))) * 131 + i for i, p in enumerate(parts)])
+
+
+# ---- every form --------------------------------------------------------------------------------
+
+@needs_c
+@pytest.mark.parametrize("f", FORMS, ids=str)
+def test_mma_every_form(f):
+    rng = _seed("mma", f)
+    run_dense(f, rng, 18, 13)                      # 2 x 9 row regimes, 7 column regimes + tail
+
+
+@needs_c
+@pytest.mark.parametrize("f", FORMS, ids=str)
+def test_mma_sparse_every_form(f):
+    rng = _seed("sparse", f)
+    run_sparse(f, rng, (2,), 9, 7)
+
+
+@needs_c
+@pytest.mark.parametrize("f", REPS, ids=str)
+def test_mma_batch(f):
+    """T = 3 independent MMAs (the fused kinds run as one compiled batch; grouped and
+    emulated ones one MMA at a time)."""
+    rng = _seed("batch", f)
+    run_batch(f, rng, 3, 9, 11)
+
+
+# ---- shapes: M = 1, narrow N, vector tails ----------------------------------------------------
+
+SHAPES = [(1, n) for n in range(1, 10)] + [(1, 65), (3, 65), (2, 130), (5, 64), (4, 63)]
+
+
+@needs_c
+@pytest.mark.parametrize("M,N", SHAPES, ids=lambda x: str(x))
+@pytest.mark.parametrize("f", REPS, ids=str)
+def test_shapes(f, M, N):
+    rng = _seed("shape", f, M, N)
+    run_dense(f, rng, M, N)
+    if N in (1, 7, 65, 130):
+        run_sparse(f, rng, (), M, N)
+
+
+# ---- targeted regimes ------------------------------------------------------------------------
+
+def _f(arch, kind, at, bt, ct, dt, s=None, blk=None) -> Form:
+    f = Form(arch, kind, at, bt, ct, dt, s, blk)
+    assert f in FORMS, f"{f} is not a legal form"
+    return f
+
+
+@needs_c
+@pytest.mark.parametrize("f", [_f("sm_100", "f16", "f16", "f16", "f16", "f16"),
+                               _f("sm_90", "f8f6f4", "e4m3", "e5m2", "f16", "f16"),
+                               _f("sm_80", "f16", "f16", "f16", "f32", "f16"),
+                               _f("sm_120", "f8f6f4", "e5m2", "e4m3", "f16", "f16")], ids=str)
+def test_f16_results_in_the_subnormal_range_and_overflow(f):
+    """f16 D: products around 2^-18 (results below 2^-14: subnormal f16, RNE to 2^-24) and
+    large same-sign products (sums past 65504: +Inf), with C = 0 / -0 / tiny."""
+    rng = _seed("f16sub", f)
+    M, N, K = 16, 9, 2 * f.p.L + 3
+    a = gen_bits(rng, f.atype, (M, K), p_wide=0.0, p_sub=0.3, p_zero=0.1, center=-9)
+    b = gen_bits(rng, f.btype, (K, N), p_wide=0.0, p_sub=0.3, p_zero=0.1, center=-9)
+    a[8:] = gen_bits(rng, f.atype, (8, K), p_wide=0.0, p_sub=0.0, p_zero=0.0,
+                     center=_top_exp(f.atype) - 1)
+    a[8:] = positive(a[8:], f.atype)
+    b[:, 5:] = positive(gen_bits(rng, f.btype, (K, 4), p_wide=0.0, p_sub=0.0, p_zero=0.0,
+                                 center=_top_exp(f.btype) - 1), f.btype)
+    c = gen_bits(rng, f.ctype, (M, N), p_wide=0.0, p_zero=0.4, p_sub=0.4, center=-14)
+    c[::3] = sign_bit(f.ctype)
+    d = both(lambda: mma(a, b, c, **f.kw))
+    # the regimes were reached (else this test would prove less than it claims)
+    assert ((d[:8] & 0x7C00) == 0).any() and ((d[:8] & 0x3FF) != 0).any()   # f16 subnormals
+    assert (d[8:, 5:] == 0x7C00).any()                                      # +Inf
+
+
+@needs_c
+@pytest.mark.parametrize("f", [_f("sm_100", "tf32", "tf32", "tf32", "f32", "f32"),
+                               _f("sm_90", "f16", "bf16", "bf16", "f32", "f32"),
+                               _f("sm_100", "mxf8f6f4", "e5m2", "e5m2", "f32", "f32",
+                                  "ue8m0", 32)], ids=str)
+def test_f32_overflow_and_extreme_spread(f):
+    """f32 D: same-sign sums past 2^128 give +Inf (RZ); row maxima and column maxima at
+    different k (2^127 * 2^-126 + 2^-126 * 2^127: the numpy emax weights underflow there)."""
+    rng = _seed("f32ovf", f)
+    M, N, K = 6, 5, 2 * f.p.L
+    top = _top_exp(f.atype) - 1
+    a = gen_bits(rng, f.atype, (M, K), p_wide=0.0, p_sub=0.0, p_zero=0.0, center=top)
+    b = gen_bits(rng, f.btype, (K, N), p_wide=0.0, p_sub=0.0, p_zero=0.0, center=top)
+    a, b = positive(a, f.atype), positive(b, f.btype)
+    a[3:] = gen_bits(rng, f.atype, (3, K), p_wide=1.0, p_sub=0.1)
+    b[:, 3:] = gen_bits(rng, f.btype, (K, 2), p_wide=1.0, p_sub=0.1)
+    c = gen_bits(rng, "f32", (M, N), p_zero=0.3)
+    kw = {}
+    if f.scale_type:
+        sa = np.full((M, K // 32), 127 + 100, np.uint8)        # 2^100
+        sb = np.full((K // 32, N), 127 + 100, np.uint8)
+        sa[3:], sb[:, 3:] = 127 - 120, 127 + 110
+        kw = scale_kw(f, sa, sb)
+    d = both(lambda: mma(a, b, c, **f.kw, **kw))
+    assert (d[:3, :3] == 0x7F800000).all()
+
+
+@needs_c
+@pytest.mark.parametrize("f", [f for f in REPS if f.p.model != "emulated"], ids=str)
+def test_zero_terms_and_products_just_below_e_zero(f):
+    """Products (and scaled group sums) just below the zero-term exponent with zero terms
+    present: the only regime where e_zero sets the grid; C zero, -0 or subnormal."""
+    rng = _seed("ezero", f)
+    M, N, K = 12, 9, k_for(f, rng)
+    sexp = (f.p.e_zero // 2 if f.scale_type == "ue8m0" else -6) if f.scale_type else 0
+    center = (f.p.e_zero - 2 * sexp) // 2 - 3
+    a = gen_bits(rng, f.atype, (M, K), p_zero=0.2, p_sub=0.2, p_wide=0.0, center=center)
+    b = gen_bits(rng, f.btype, (K, N), p_zero=0.2, p_sub=0.2, p_wide=0.0, center=center)
+    if f.p.model == "grouped":
+        a[:, :16] = 0                                                 # an all-zero group
+    c = gen_bits(rng, f.ctype, (M, N), p_zero=0.5, p_sub=0.4, p_wide=0.0)
+    c[::4] = sign_bit(f.ctype)
+    kw = {}
+    if f.scale_type:
+        nsf = K // f.block
+        sa = gen_bits(rng, f.scale_type, (M, nsf), p_zero=0.1, p_sub=0.3, p_wide=0.0,
+                      center=sexp)
+        sb = gen_bits(rng, f.scale_type, (nsf, N), p_zero=0.1, p_sub=0.3, p_wide=0.0,
+                      center=sexp)
+        kw = scale_kw(f, sa, sb)
+    both(lambda: mma(a, b, c, **f.kw, **kw))
+
+
+@needs_c
+@pytest.mark.parametrize("f", [f for f in REPS if f.scale_type], ids=str)
+def test_special_and_zero_scales(f):
+    """NaN scales (ue8m0 0xFF, ue4m3 0x7F), zero / subnormal scales, on every scaled kind."""
+    rng = _seed("scales", f)
+    M, N, K = 9, 9, k_for(f, rng)
+    a, b, c, _, _ = operands(rng, f, M, N, K)
+    nsf = K // f.block
+    nan = 0xFF if f.scale_type == "ue8m0" else 0x7F
+    sa = gen_bits(rng, f.scale_type, (M, nsf), p_zero=0.2, p_sub=0.2)
+    sb = gen_bits(rng, f.scale_type, (nsf, N), p_zero=0.2, p_sub=0.2)
+    sa[0, 0], sb[0, 1], sa[1, :], sb[:, 2] = nan, nan, 0, 0
+    d = both(lambda: mma(a, b, c, **f.kw, **scale_kw(f, sa, sb)))
+    assert d[0, 0] == 0x7FFFFFFF                      # a NaN scale makes its outputs NaN
+
+
+# ---- a random sweep -----------------------------------------------------------------------------
+
+ENTRY = ("mma", "batch", "sparse")
+N_CHOICES = list(range(1, 10)) + [16, 63, 64, 65, 129, 130]
+
+
+def _sweep_case(f, entry, M, N, seed):
+    rng = _seed("sweep", f, seed)
+    if entry == "mma":
+        run_dense(f, rng, M, N)
+    elif entry == "batch":
+        run_batch(f, rng, 2, M, N)
+    else:
+        run_sparse(f, rng, (2,), M, N)
+
+
+@needs_c
+@settings(max_examples=40, deadline=None)
+@given(f=st.sampled_from(FORMS), entry=st.sampled_from(ENTRY), M=st.integers(1, 20),
+       N=st.sampled_from(N_CHOICES), seed=st.integers(0, 2**16))
+def test_random_sweep(f, entry, M, N, seed):
+    _sweep_case(f, entry, M, N, seed)
+
+
+@needs_c
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None)
+@given(f=st.sampled_from(FORMS), entry=st.sampled_from(ENTRY), M=st.integers(1, 40),
+       N=st.sampled_from(N_CHOICES + [200, 257]), seed=st.integers(0, 2**32 - 1))
+def test_random_sweep_long(f, entry, M, N, seed):
+    _sweep_case(f, entry, M, N, seed)
+
+
+# ---- selection and the compiled module's own checks ------------------------------------------
+
+def test_unknown_backend_is_a_named_error():
+    with pytest.raises(PtxsimError, match="unknown numerics backend 'nope'"):
+        with backend.use("nope"):
+            pass
+    assert backend.active() in backend.available()
+
+
+def test_use_restores_the_previous_backend():
+    before = backend.active()
+    with backend.use("numpy"):
+        assert backend.active() == "numpy" and backend.c_module() is None
+    assert backend.active() == before
+
+
+def test_extension_is_built_when_a_c_compiler_is_present():
+    """CI has gcc: a missing extension there means every user silently gets the slow numpy
+    path.  Fails (does not skip) whenever the compiler the interpreter was built with exists."""
+    cc = (sysconfig.get_config_var("CC") or "").split()
+    if not cc or shutil.which(cc[0]) is None:
+        pytest.skip(f"no C compiler: sysconfig CC = {sysconfig.get_config_var('CC')!r} is not "
+                    "on PATH, so the numpy fallback is the expected backend")
+    assert backend.compiled is not None, (
+        f"a C compiler ({cc[0]}) is present but ptxsim.numerics._fdpa_c is not built: install "
+        "with `pip install .`, or `python setup.py build_ext --inplace` in a checkout")
+    assert backend.available() == ("c", "numpy")
+
+
+def _fused_args(**over):
+    """A valid _fdpa_c.fused call: T = 1, M = 2, N = 3, K = 4, f16-like values."""
+    T, M, N, K = 1, 2, 3, 4
+    a = dict(av=np.ones(T * M * K), ae=np.zeros(T * M * K, np.int32), bv=np.ones(K * N),
+             be=np.zeros(K * N, np.int32), cv=np.zeros(T * M * N), ce=np.empty(0, np.int32),
+             out=np.zeros(T * M * N, np.uint32), T=T, M=M, N=N, K=K, b_t=K * N, b_i=0, F=25,
+             L=16, e_zero=-133, c_emin=-126, d_emin=-126, frac=23, rnd_emin=-126, rne=0,
+             out16=0)
+    a.update(over)
+    return list(a.values())
+
+
+def _grouped_args(**over):
+    """A valid _fdpa_c.grouped call: T = 1, M = 2, N = 3, K = 32, block 16 (2 scales)."""
+    T, M, N, K, nsf = 1, 2, 3, 32, 2
+    a = dict(av=np.ones(M * K), bv=np.full(K * N, 0.5), sav=np.ones(M * nsf),
+             sae=np.zeros(M * nsf, np.int32), sbv=np.ones(nsf * N),
+             sbe=np.zeros(nsf * N, np.int32), cv=np.zeros(M * N),
+             out=np.zeros(M * N, np.uint32), T=T, M=M, N=N, K=K, nsf=nsf, b_t=0, b_i=0,
+             sb_t=0, sb_i=0, F=35, L=64, G=16, e_zero=-139, block=16)
+    a.update(over)
+    return list(a.values())
+
+
+@needs_c
+def test_compiled_valid_calls_compute():
+    """The baseline of the error cases below: 4 products 1*1 (f32 D) = 4.0; 32 products
+    1*0.5 over two block-16 scales of 1 = 16.0."""
+    cm = backend.compiled
+    args = _fused_args()
+    cm.fused(*args)
+    assert (args[6] == np.float32(4.0).view(np.uint32)).all()
+    args = _grouped_args()
+    cm.grouped(*args)
+    assert (args[7] == np.float32(16.0).view(np.uint32)).all()
+
+
+@needs_c
+@pytest.mark.parametrize("over,match", [
+    (dict(N=0), "bad dimensions"), (dict(K=0), "bad dimensions"), (dict(L=0), "bad dimensions"),
+    (dict(T=-1), "bad dimensions"), (dict(M=-1), "bad dimensions"),
+    (dict(b_t=-1), "bad dimensions"),
+    (dict(av=np.ones(7)), "buffer av"), (dict(ae=np.zeros(7, np.int32)), "buffer ae"),
+    (dict(bv=np.ones(11)), "buffer bv"), (dict(be=np.zeros(11, np.int32)), "buffer be"),
+    (dict(cv=np.zeros(5)), "buffer cv"), (dict(ce=np.zeros(5, np.int32)), "buffer ce"),
+    (dict(out=np.zeros(5, np.uint32)), "buffer out"),
+    (dict(T=2), "buffer"), (dict(b_i=1), "buffer bv"), (dict(K=5), "buffer"),
+], ids=lambda x: str(x) if isinstance(x, str) else "-".join(f"{k}" for k in x))
+def test_compiled_fused_rejects_bad_arguments(over, match):
+    with pytest.raises(ValueError, match=match):
+        backend.compiled.fused(*_fused_args(**over))
+
+
+@needs_c
+@pytest.mark.parametrize("over,match", [
+    (dict(N=0), "bad dimensions"), (dict(K=0), "bad dimensions"),
+    (dict(K=24), "bad dimensions"),                     # K not a multiple of G
+    (dict(G=17), "bad dimensions"), (dict(G=0), "bad dimensions"),
+    (dict(L=8), "bad dimensions"),                      # L < G
+    (dict(nsf=3), "bad dimensions"),                    # nsf * block != K
+    (dict(block=0), "bad dimensions"), (dict(sb_i=-1), "bad dimensions"),
+    (dict(K=16 * 65, nsf=65), "bad dimensions"),        # more than 64 groups per row
+    (dict(av=np.ones(63)), "buffer av"), (dict(bv=np.ones(95)), "buffer bv"),
+    (dict(sav=np.ones(3)), "buffer sav"), (dict(sae=np.zeros(3, np.int32)), "buffer sae"),
+    (dict(sbv=np.ones(5)), "buffer sbv"), (dict(sbe=np.zeros(5, np.int32)), "buffer sbe"),
+    (dict(cv=np.zeros(5)), "buffer cv"), (dict(out=np.zeros(5, np.uint32)), "buffer out"),
+    (dict(b_i=1), "buffer bv"), (dict(sb_i=1), "buffer sb"),
+], ids=lambda x: str(x) if isinstance(x, str) else "-".join(f"{k}" for k in x))
+def test_compiled_grouped_rejects_bad_arguments(over, match):
+    with pytest.raises(ValueError, match=match):
+        backend.compiled.grouped(*_grouped_args(**over))
+
+
+@needs_c
+@pytest.mark.parametrize("where", ["av", "bv"])
+@pytest.mark.parametrize("value", [0.25, 7.0, -6.5, np.nan, np.inf])
+def test_compiled_grouped_rejects_non_e2m1_values(where, value):
+    """The grouped kinds take e2m1 elements (k/2, |k| <= 12): anything else is refused."""
+    args = _grouped_args()
+    names = ["av", "bv"]
+    arr = args[names.index(where)].copy()
+    arr[5] = value
+    args[names.index(where)] = arr
+    with pytest.raises(ValueError, match="e2m1"):
+        backend.compiled.grouped(*args)
+
+
+@needs_c
+def test_compiled_output_must_be_writable():
+    out = np.zeros(6, np.uint32)
+    out.flags.writeable = False
+    with pytest.raises((TypeError, BufferError, ValueError)):
+        backend.compiled.fused(*_fused_args(out=out))
+
+
+_OVERFLOW = """
+import numpy as np
+from ptxsim.numerics import _fdpa_c as cm
+f, i, o = np.zeros(4), np.zeros(4, np.int32), np.zeros(4, np.uint32)
+try:
+    cm.{call}
+except ValueError as e:
+    print("ValueError:", e)
+"""
+
+
+@needs_c
+@pytest.mark.xfail(strict=True, reason="_fdpa.c computes buffer sizes as T*M*K*8 etc. without "
+                   "overflow checks: dimensions whose product wraps to a small size pass the "
+                   "length check and the loop reads far past the buffers (segfault); reported")
+@pytest.mark.parametrize("call", [
+    "fused(f, i, f, i, f, np.empty(0, np.int32), o, 1, 2**62, 1, 4, 0, 0, 25, 32, -133, -126, "
+    "-126, 23, -126, 0, 0)",
+    "grouped(f, np.zeros(16), f, i, f, i, f, o, 1, 2**62, 1, 16, 1, 0, 0, 0, 0, 35, 64, 16, -139, 16)",
+], ids=["fused", "grouped"])
+def test_compiled_dimensions_whose_byte_counts_overflow_are_refused(call):
+    """Huge dimensions must raise ValueError, not crash; run in a child process because the
+    failure mode is a segmentation fault."""
+    src = _OVERFLOW.format(call=call)
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=60,
+                       env=_child_env())
+    # refused up front: not a crash, and not a complaint about the (out-of-bounds) values read
+    assert r.returncode == 0 and r.stdout.startswith("ValueError") and "e2m1" not in r.stdout, \
+        (r.returncode, r.stdout[-300:], r.stderr[-300:])
+
+
+def _child_env():
+    import os
+    import ptxsim
+    env = dict(os.environ)
+    src = os.path.dirname(os.path.dirname(ptxsim.__file__))
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    return env
