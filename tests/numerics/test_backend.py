@@ -27,9 +27,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptxsim.errors import MmaTypeError, PtxsimError
+from ptxsim.errors import FormatError, MmaTypeError, PtxsimError
 from ptxsim.numerics import backend, mma, mma_batch, mma_sparse
 from ptxsim.numerics.params import ARCH_KINDS, KINDS, Params, check_types, params
+from ptxsim.types.codec import decode, encode
 from ptxsim.types.formats import FORMATS
 
 from .oracle import gen_bits, sign_bit
@@ -158,8 +159,7 @@ def operands(rng, f: Form, M: int, N: int, K: int, lead=(), b_lead=()):
     b = gen_bits(rng, bt, b_lead + (K, N)).astype(np.int64)
     row = (np.arange(M) + rng.integers(9)) % 9
     col = (np.arange(N) + rng.integers(7)) % 7
-    scaled_exp = 0
-    tiny_center = (p.e_zero - scaled_exp) // 2 - 3
+    tiny_center = below_e_zero(f) // 2          # unscaled kinds; scaled: tiny scales below
     kw_rows = {1: dict(p_wide=0.8), 2: dict(p_sub=0.6), 5: dict(p_special=0.08),
                6: dict(p_wide=0.0, p_sub=0.0, p_zero=0.0, center=_top_exp(at) - 1),
                7: dict(p_wide=0.0, p_sub=0.2, p_zero=0.2, center=tiny_center),
@@ -211,7 +211,7 @@ def operands(rng, f: Form, M: int, N: int, K: int, lead=(), b_lead=()):
         if tiny.size:
             sa[..., tiny, :] = gen_bits(rng, s, lead + (tiny.size, nsf), p_wide=0.0,
                                         p_sub=0.3, p_zero=0.1,
-                                        center=p.e_zero // 4 if s == "ue8m0" else -6)
+                                        center=below_e_zero(f) // 2 if s == "ue8m0" else -9)
         if s == "ue4m3":                   # the sign bit of a ue4m3 scale is ignored
             sa = sa | (rng.integers(0, 2, sa.shape) << 7).astype(sa.dtype)
             sb = sb | (rng.integers(0, 2, sb.shape) << 7).astype(sb.dtype)
@@ -374,20 +374,30 @@ def test_f32_overflow_and_extreme_spread(f):
     assert (d[:3, :3] == 0x7F800000).all()
 
 
+def below_e_zero(f: Form) -> int:
+    """An exponent for the largest products (scaled group sums) where e_zero sets the grid:
+    below e_zero, and low enough that their lowest bits fall under 2^(e_zero - F), so that
+    the grid 2^(e_zero - F) drops bits that a grid from the products alone would keep."""
+    return f.p.e_zero - f.p.F + 4
+
+
 @needs_c
 @pytest.mark.parametrize("f", [f for f in REPS if f.p.model != "emulated"], ids=str)
 def test_zero_terms_and_products_just_below_e_zero(f):
     """Products (and scaled group sums) just below the zero-term exponent with zero terms
-    present: the only regime where e_zero sets the grid; C zero, -0 or subnormal."""
+    present (zero elements of A and of B, all-zero groups, zero C): the only regime where
+    e_zero sets the grid.  C: zero, -0, or subnormal (its exponent clamped at emin).  Formats
+    whose products never get that small (f16 / fp8 into f32) still run, as plain cases."""
     rng = _seed("ezero", f)
     M, N, K = 12, 9, k_for(f, rng)
-    sexp = (f.p.e_zero // 2 if f.scale_type == "ue8m0" else -6) if f.scale_type else 0
-    center = (f.p.e_zero - 2 * sexp) // 2 - 3
+    target = below_e_zero(f)
+    sexp = target // 2 if f.scale_type == "ue8m0" else -9 if f.scale_type else 0
+    center = (target - 2 * sexp) // 2
     a = gen_bits(rng, f.atype, (M, K), p_zero=0.2, p_sub=0.2, p_wide=0.0, center=center)
     b = gen_bits(rng, f.btype, (K, N), p_zero=0.2, p_sub=0.2, p_wide=0.0, center=center)
-    if f.p.model == "grouped":
-        a[:, :16] = 0                                                 # an all-zero group
-    c = gen_bits(rng, f.ctype, (M, N), p_zero=0.5, p_sub=0.4, p_wide=0.0)
+    a[:4, :16] = 0                                    # an all-zero first group / block part
+    b[:, :3] = np.where(rng.random((K, 3)) < 0.5, 0, b[:, :3])
+    c = gen_bits(rng, f.ctype, (M, N), p_zero=0.4, p_sub=0.5, p_wide=0.0)
     c[::4] = sign_bit(f.ctype)
     kw = {}
     if f.scale_type:
@@ -398,6 +408,117 @@ def test_zero_terms_and_products_just_below_e_zero(f):
                       center=sexp)
         kw = scale_kw(f, sa, sb)
     both(lambda: mma(a, b, c, **f.kw, **kw))
+    # the same rows through the per-row-B and batched entry points
+    b_rows = np.broadcast_to(b, (M,) + b.shape)
+    both(lambda: mma_sparse(a, b_rows, c, **f.kw, **kw))
+    kwb = {k: (v[None] if k in ("scale_a", "scale_b") else v) for k, v in kw.items()}
+    both(lambda: mma_batch(a[None], b[None], c[None], **f.kw, **kwb))
+
+
+def exact_bits(values: np.ndarray, fmt: str):
+    """Raw bits of exactly representable values (codec.encode, checked by decoding), or None
+    if some value is not representable in `fmt`."""
+    rounding = "rz" if fmt == "ue8m0" else "rn"
+    try:
+        bits = encode(values, fmt, rounding)
+    except FormatError:
+        bits = encode(values, fmt, rounding, satfinite=True)
+    back = decode(bits, fmt)
+    ok = (back == values) & (np.signbit(back) == np.signbit(values))
+    if fmt == "ue4m3" or fmt == "ue8m0":
+        ok = back == values
+    return bits if ok.all() else None
+
+
+# the grid of D's last bit near the smallest results, per rounding: RZ to f32 subnormals
+# (2^-149), RZ-E8M13 (13 fraction bits: 2^(-126-13)), RNE to f16 subnormals: ties at 2^-25
+_TIE_EXP = {"RZ-FP32": -149, "RZ-E8M13": -139, "RNE-FP16": -25}
+
+
+def grid_tie_case(rng, f: Form, M: int = 9, N: int = 9):
+    """One fused block in which the zero-term exponent decides the result bit by bit.
+
+    Each output is a dominant product {1, 3, 9} * 2^q sitting exactly on D's last-bit grid
+    (RZ) or on a tie (RNE f16) -- below e_zero -- plus tiny products +-2^(g-2 .. g+2),
+    g = e_zero - F, of random sign.  With a zero term the grid is 2^g and the tiny terms are
+    truncated there; without one it is finer: the last bit of D follows.  (FACTS section 1;
+    the hand versions are test_handcrafted.test_zero_term_exponent_*.)  Zero terms: C = +-0,
+    zeros in A (rows 1, 4, 7) and B (columns 1, 4, 7); with an f32 C and an f16 D, C is a
+    tiny nonzero f32 instead, so that only A's and B's zeros supply the zero term.
+    Returns (a, b, c, sa, sb) bits, or None where the formats cannot hold these values
+    (e.g. f16 / fp8 elements into an f32 D: their products never get below e_zero)."""
+    p = f.p
+    g, q = p.e_zero - p.F, _TIE_EXP[p.rho]
+    dom = lambda n: rng.choice([1.0, 3.0], n)                     # noqa: E731
+    sgn = lambda shape: rng.choice([-1.0, 1.0], shape)             # noqa: E731
+    jit = lambda shape: rng.integers(-1, 2, shape)                 # noqa: E731
+    sa = sb = None
+    if f.scale_type is None:
+        K = p.L
+        x, xt = q // 2, g // 2
+        A = sgn((M, K)) * 2.0 ** (xt + jit((M, K)))
+        B = 2.0 ** (g - xt + jit((K, N)))
+        A[:, 0], B[0, :] = dom(M) * 2.0 ** x, dom(N) * 2.0 ** (q - x)
+    elif p.model == "fused":                           # mxf8f6f4: the scales carry 2^g
+        K = f.block
+        A = sgn((M, K)) * 2.0 ** jit((M, K))
+        B = 2.0 ** jit((K, N)).astype(float)
+        A[:, 0], B[0, :] = dom(M) * 2.0 ** ((q - g) // 2), dom(N) * 2.0 ** (q - g - (q - g) // 2)
+        sa, sb = np.full((M, 1), 2.0 ** (g // 2)), np.full((1, N), 2.0 ** (g - g // 2))
+    else:                       # grouped: group 0 dominant, groups of later scale blocks tiny
+        K, G = p.L, p.G
+        nsf = K // f.block
+        A, B = np.zeros((M, K)), np.zeros((K, N))
+        A[:, 0], B[0, :] = dom(M), dom(N)
+        for gi in range(f.block // G, K // G):
+            for k in gi * G + rng.choice(G, 2, replace=False):
+                A[:, k], B[k, :] = sgn(M) * 2.0 ** jit(M), 2.0 ** jit(N)
+        sa, sb = np.empty((M, nsf)), np.empty((nsf, N))
+        sa[:, 0], sb[0, :] = 2.0 ** (q // 2), 2.0 ** (q - q // 2)
+        sa[:, 1:], sb[1:, :] = 2.0 ** (g // 2 + jit((M, nsf - 1))), 2.0 ** (g - g // 2)
+    A[1::3, 1:] *= rng.random((len(range(1, M, 3)), K - 1)) > 0.2
+    B[1:, 1::3] *= rng.random((K - 1, len(range(1, N, 3)))) > 0.2
+    if f.ctype == f.dtype:
+        C = rng.choice([0.0, -0.0], (M, N))
+    else:
+        C = sgn((M, N)) * 2.0 ** (g + jit((M, N)))
+    out = [exact_bits(A, f.atype), exact_bits(B, f.btype), exact_bits(C, f.ctype)]
+    if sa is not None:
+        out += [exact_bits(sa, f.scale_type), exact_bits(sb, f.scale_type)]
+    if any(x is None for x in out):
+        return None
+    return tuple(out) + ((None, None) if sa is None else ())
+
+
+TIE_FORMS = [f for f in FORMS if f.p.model != "emulated"
+             and grid_tie_case(np.random.default_rng(0), f) is not None]
+
+
+def test_grid_tie_forms_are_the_expected_ones():
+    """The forms whose formats reach below e_zero: bf16 / tf32 into f32, f16 into f16 (also
+    from an f32 C), the ue8m0-scaled kinds; not f16 into f32 or fp8 alone."""
+    have = {(f.arch, f.kind, f.atype, f.ctype, f.dtype, f.scale_type) for f in TIE_FORMS}
+    assert {("sm_100", "f16", "bf16", "f32", "f32", None),
+            ("sm_80", "tf32", "tf32", "f32", "f32", None),
+            ("sm_90", "f16", "f16", "f16", "f16", None),
+            ("sm_100", "f16", "f16", "f32", "f16", None),
+            ("sm_100", "mxf8f6f4", "e4m3", "f32", "f32", "ue8m0"),
+            ("sm_100", "mxf4", "e2m1", "f32", "f32", "ue8m0"),
+            ("sm_120", "mxf4nvf4", "e2m1", "f32", "f32", "ue8m0")} <= have
+    assert ("sm_100", "f16", "f16", "f32", "f32", None) not in have
+    assert not any(f.scale_type == "ue4m3" for f in TIE_FORMS)
+
+
+@needs_c
+@pytest.mark.parametrize("f", TIE_FORMS, ids=str)
+def test_zero_term_exponent_decides_the_last_bit(f):
+    rng = _seed("tie", f)
+    for _ in range(3):
+        a, b, c, sa, sb = grid_tie_case(rng, f)
+        kw = scale_kw(f, sa, sb)
+        both(lambda: mma(a, b, c, **f.kw, **kw))
+    b_rows = np.broadcast_to(b, (a.shape[0],) + b.shape)
+    both(lambda: mma_sparse(a, b_rows, c, **f.kw, **kw))
 
 
 @needs_c
