@@ -543,14 +543,26 @@ ENTRY = ("mma", "batch", "sparse")
 N_CHOICES = list(range(1, 10)) + [16, 63, 64, 65, 129, 130]
 
 
-def _sweep_case(f, entry, M, N, seed):
+def _sweep_k(f: Form, blocks: int, partial: int) -> int:
+    """`blocks` whole fused blocks plus a partial one where legal (`partial` elements;
+    block-scaled kinds: whole scale blocks only)."""
+    L = f.p.L
+    if f.scale_type is None:
+        return blocks * L + partial % L or L
+    if f.p.model == "grouped":
+        return blocks * L + (f.block if partial or not blocks else 0)
+    return max(blocks, 1) * L
+
+
+def _sweep_case(f, entry, M, N, seed, blocks=None, partial=0):
     rng = _seed("sweep", f, seed)
+    K = None if blocks is None else _sweep_k(f, blocks, partial)
     if entry == "mma":
-        run_dense(f, rng, M, N)
+        run_dense(f, rng, M, N, K)
     elif entry == "batch":
-        run_batch(f, rng, 2, M, N)
+        run_batch(f, rng, 2, M, N, K)
     else:
-        run_sparse(f, rng, (2,), M, N)
+        run_sparse(f, rng, (2,), M, N, K)
 
 
 @needs_c
@@ -563,11 +575,13 @@ def test_random_sweep(f, entry, M, N, seed):
 
 @needs_c
 @pytest.mark.slow
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=4000, deadline=None)
 @given(f=st.sampled_from(FORMS), entry=st.sampled_from(ENTRY), M=st.integers(1, 40),
-       N=st.sampled_from(N_CHOICES + [200, 257]), seed=st.integers(0, 2**32 - 1))
-def test_random_sweep_long(f, entry, M, N, seed):
-    _sweep_case(f, entry, M, N, seed)
+       N=st.sampled_from(N_CHOICES + [200, 257]), seed=st.integers(0, 2**32 - 1),
+       blocks=st.integers(0, 4), partial=st.integers(0, 40))
+def test_random_sweep_long(f, entry, M, N, seed, blocks, partial):
+    """More forms x shapes x K (up to 4 blocks and a partial one), run with -m slow."""
+    _sweep_case(f, entry, M, N, seed, blocks, partial)
 
 
 # ---- selection and the compiled module's own checks ------------------------------------------
