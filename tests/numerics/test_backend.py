@@ -726,7 +726,8 @@ except ValueError as e:
 @pytest.mark.parametrize("call", [
     "fused(f, i, f, i, f, np.empty(0, np.int32), o, 1, 2**62, 1, 4, 0, 0, 25, 32, -133, -126, "
     "-126, 23, -126, 0, 0)",
-    "grouped(f, np.zeros(16), f, i, f, i, f, o, 1, 2**62, 1, 16, 1, 0, 0, 0, 0, 35, 64, 16, -139, 16)",
+    "grouped(f, np.zeros(16), f, i, f, i, f, o, 1, 2**62, 1, 16, 1, 0, 0, 0, 0, 35, 64, 16, "
+    "-139, 16)",
 ], ids=["fused", "grouped"])
 def test_compiled_dimensions_whose_byte_counts_overflow_are_refused(call):
     """Huge dimensions must raise ValueError, not crash; run in a child process because the
