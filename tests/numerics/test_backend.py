@@ -28,8 +28,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptxsim.errors import FormatError, MmaTypeError, PtxsimError
-from ptxsim.numerics import backend, mma, mma_batch, mma_sparse
+from ptxsim.numerics import backend, fdpa, mma, mma_batch, mma_sparse
 from ptxsim.numerics.params import ARCH_KINDS, KINDS, Params, check_types, params
+from ptxsim.numerics.unpack import Unpacked, unpack
 from ptxsim.types.codec import decode, encode
 from ptxsim.types.formats import FORMATS
 
@@ -535,6 +536,42 @@ def test_special_and_zero_scales(f):
     sa[0, 0], sb[0, 1], sa[1, :], sb[:, 2] = nan, nan, 0, 0
     d = both(lambda: mma(a, b, c, **f.kw, **scale_kw(f, sa, sb)))
     assert d[0, 0] == 0x7FFFFFFF                      # a NaN scale makes its outputs NaN
+
+
+# ---- fdpa.py's own functions, with C exponents that are not C's format's ------------------
+
+def _shifted_c(uc: Unpacked, s: int) -> Unpacked:
+    """C times 2^-s exactly, value and alignment exponent (tcgen05.mma scale-input-d: the
+    compiled loop then takes C's exponents as given instead of deriving them)."""
+    keep = ~(uc.zero | uc.special)
+    return Unpacked(np.ldexp(uc.value, -s), np.where(keep, uc.exp - s, uc.exp).astype(np.int32),
+                    uc.zero, uc.special)
+
+
+@needs_c
+@pytest.mark.parametrize("s", [0, 1, 7, 15])
+@pytest.mark.parametrize("f", [_f("sm_100", "f16", "f16", "f16", "f16", "f16"),
+                               _f("sm_100", "f16", "bf16", "bf16", "f32", "f32"),
+                               _f("sm_100", "tf32", "tf32", "tf32", "f32", "f32")], ids=str)
+def test_fdpa_functions_with_scaled_c(f, s):
+    """fdpa.fused / fused_batch / fused_rows called directly (as tcgen05_mma's scale-input-d
+    path does) with C scaled by 2^-s: subnormal C then aligns below its format's emin."""
+    rng = _seed("fdpa", f, s)
+    p = f.p
+    M, N, K = 18, 13, 2 * p.L + 3
+    a, b, c, _, _ = operands(rng, f, M, N, K)
+    c = np.where(rng.random(c.shape) < 0.3,
+                 gen_bits(rng, f.ctype, c.shape, p_sub=0.9, p_zero=0.05), c).astype(c.dtype)
+    ua, ub = unpack(a, f.atype), unpack(b, f.btype)
+    uc = _shifted_c(unpack(c, f.ctype), s)
+    cdt = np.float32 if fdpa.products_fit_f32(f.atype, f.btype) else np.float64
+    both(lambda: fdpa.fused(ua, ub, uc, p, p.rho, f.dtype, cdt))
+    b_rows = unpack(np.broadcast_to(b, (M,) + b.shape), f.btype)
+    both(lambda: fdpa.fused_rows(ua, b_rows, uc, p, p.rho, f.dtype))
+    a3, b3, c3 = (unpack(x[None].repeat(2, 0), t) for x, t in
+                  ((a, f.atype), (b, f.btype), (c, f.ctype)))
+    c3 = _shifted_c(c3, s)
+    both(lambda: fdpa.fused_batch(a3, b3, c3, p, p.rho, f.dtype, cdt))
 
 
 # ---- a random sweep -----------------------------------------------------------------------------
