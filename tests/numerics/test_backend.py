@@ -574,6 +574,62 @@ def test_fdpa_functions_with_scaled_c(f, s):
     both(lambda: fdpa.fused_batch(a3, b3, c3, p, p.rho, f.dtype, cdt))
 
 
+@needs_c
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="_fdpa.c grouped handles at most 64 groups (K <= 1024) per row and "
+                   "raises a bare ValueError('bad dimensions') beyond; numpy computes the "
+                   "result (the glue should fall back to numpy there, or the engine refuse "
+                   "such K with an OperandError for both backends); reported")
+@pytest.mark.parametrize("entry", ["mma", "sparse"])
+def test_grouped_kinds_beyond_64_groups_agree(entry):
+    """numerics.mma(_sparse) accepts any K that is a multiple of the scale block; K = 1056
+    (66 groups of 16) is far beyond any instruction's K but a legal engine call."""
+    f = _f("sm_100", "mxf4", "e2m1", "e2m1", "f32", "f32", "ue8m0", 32)
+    rng = _seed("long-grouped", entry)
+    if entry == "mma":
+        run_dense(f, rng, 3, 5, K=1056)
+    else:
+        run_sparse(f, rng, (), 3, 5, K=1056)
+
+
+def _empty_call(entry, M, N):
+    K = 16
+    kw = dict(arch="sm_100", kind="f16", atype="f16", btype="f16", ctype="f32", dtype="f32")
+    a, c = np.zeros((M, K), np.uint16), np.zeros((M, N), np.uint32)
+    if entry == "mma":
+        return lambda: mma(a, np.zeros((K, N), np.uint16), c, **kw)
+    if entry == "batch":
+        return lambda: mma_batch(a[None], np.zeros((1, K, N), np.uint16), c[None], **kw)
+    return lambda: mma_sparse(a, np.zeros((M, K, N), np.uint16), c, **kw)
+
+
+_EMPTY_BUG = pytest.mark.xfail(strict=True, reason=(
+    "empty M or N: numpy returns an empty D (mma, mma_sparse) or raises ZeroDivisionError "
+    "(mma_batch: BATCH_OUTPUTS // (M * N)); the compiled path raises a bare ValueError "
+    "('bad dimensions' for N = 0; for M = 0 in mma_sparse 'buffer bv has 0 bytes'); "
+    "reported: both should give the same empty D, or the same named OperandError"))
+
+
+@needs_c
+@pytest.mark.parametrize("entry,M,N", [
+    ("mma", 0, 3),
+    pytest.param("mma", 2, 0, marks=_EMPTY_BUG), pytest.param("mma", 0, 0, marks=_EMPTY_BUG),
+    pytest.param("batch", 0, 3, marks=_EMPTY_BUG), pytest.param("batch", 2, 0, marks=_EMPTY_BUG),
+    pytest.param("sparse", 0, 3, marks=_EMPTY_BUG),
+    pytest.param("sparse", 2, 0, marks=_EMPTY_BUG)])
+def test_empty_m_or_n_behaves_the_same_on_both_backends(entry, M, N):
+    """Same empty D, or the same named error -- never a crash or a bare ValueError."""
+    outcome = {}
+    for name in ("numpy", "c"):
+        with backend.use(name):
+            try:
+                d = _empty_call(entry, M, N)()
+                outcome[name] = ("D", d.shape, d.dtype)
+            except PtxsimError as e:
+                outcome[name] = ("error", type(e).__name__)
+    assert outcome["numpy"] == outcome["c"]
+
+
 # ---- a random sweep -----------------------------------------------------------------------------
 
 ENTRY = ("mma", "batch", "sparse")
