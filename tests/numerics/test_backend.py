@@ -522,6 +522,46 @@ def test_zero_term_exponent_decides_the_last_bit(f):
     both(lambda: mma_sparse(a, b_rows, c, **f.kw, **kw))
 
 
+def chained_tie_case(rng, f: Form, M: int = 9, N: int = 9):
+    """Two blocks, f16 D: block 1 leaves D = {1, 3} * 2^-20 (an f16 subnormal, on its grid);
+    block 2 adds a tie {1, 3, 9} * 2^-25 and tiny products +-2^(-42 +- 2).  The chained c is
+    an f16 subnormal, so it aligns at f16's emin -14 (not at its own exponent): emax = -14,
+    grid 2^-39, the tiny products truncate to 0 and the tie rounds to even; a c aligned at
+    -20 would keep them and break the tie.  None where the formats cannot hold these values."""
+    L = f.p.L
+    K = 2 * L
+    one3 = lambda n: rng.choice([1.0, 3.0], n)                    # noqa: E731
+    A, B = np.zeros((M, K)), np.zeros((K, N))
+    A[:, 0], B[0, :] = one3(M) * 2.0 ** -10, 2.0 ** -10
+    A[:, L], B[L, :] = one3(M) * 2.0 ** -12, one3(N) * 2.0 ** -13
+    for k in range(L + 1, L + 5):
+        A[:, k] = rng.choice([-1.0, 1.0], M) * 2.0 ** (-21 + rng.integers(-1, 2, M))
+        B[k, :] = 2.0 ** (-21 + rng.integers(-1, 2, N))
+    out = [exact_bits(A, f.atype), exact_bits(B, f.btype), exact_bits(np.zeros((M, N)), f.ctype)]
+    return None if any(x is None for x in out) else tuple(out)
+
+
+CHAIN_FORMS = [f for f in FORMS if f.dtype == "f16" and f.p.model == "fused"
+               and chained_tie_case(np.random.default_rng(0), f) is not None]
+
+
+@needs_c
+@pytest.mark.parametrize("f", CHAIN_FORMS, ids=str)
+def test_chained_f16_c_aligns_at_f16_emin(f):
+    assert f.atype == "f16"                     # the only element type that reaches 2^-21
+    rng = _seed("chain", f)
+    a, b, c = chained_tie_case(rng, f)
+    d = both(lambda: mma(a, b, c, **f.kw))
+    # by the rule above: 2^-24 * (16 * {1, 3} + {1, 3, 9} / 2) rounded to even
+    L = f.p.L
+    block1 = decode(a[:, :1], f.atype) * decode(b[:1], f.btype) * 2 ** 24
+    tie = decode(a[:, L:L + 1], f.atype) * decode(b[L:L + 1], f.btype) * 2 ** 24
+    want = np.round(block1 + tie)               # numpy rounds halves to even
+    np.testing.assert_array_equal(d, want.astype(np.uint16))
+    b_rows = np.broadcast_to(b, (a.shape[0],) + b.shape)
+    both(lambda: mma_sparse(a, b_rows, c, **f.kw))
+
+
 @needs_c
 @pytest.mark.parametrize("f", [f for f in REPS if f.scale_type], ids=str)
 def test_special_and_zero_scales(f):
