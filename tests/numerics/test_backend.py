@@ -42,6 +42,15 @@ needs_c = pytest.mark.skipif(
            "install time, or a source checkout without `python setup.py build_ext --inplace`)")
 
 
+# The compiled module's grouped entry takes A and B either as float64 values (older builds) or
+# as int16 "halves", twice the e2m1 value (current: `grouped(a2, b2, ...)`); the tests below
+# speak whichever the built module documents.
+HALVES = backend.compiled is not None and "a2, b2" in (backend.compiled.grouped.__doc__ or "")
+# The builds that take float64 values also predate the checked size arithmetic (main 5baa38d).
+OLD_MODULE = backend.compiled is not None and not HALVES
+_A, _B = ("a2", "b2") if HALVES else ("av", "bv")
+
+
 # ---- the forms: every combination check_types accepts ---------------------------------------
 
 @dataclass(frozen=True)
@@ -655,7 +664,9 @@ _EMPTY_BUG = pytest.mark.xfail(strict=True, reason=(
     ("mma", 0, 3),
     pytest.param("mma", 2, 0, marks=_EMPTY_BUG), pytest.param("mma", 0, 0, marks=_EMPTY_BUG),
     pytest.param("batch", 0, 3, marks=_EMPTY_BUG), pytest.param("batch", 2, 0, marks=_EMPTY_BUG),
-    pytest.param("sparse", 0, 3, marks=_EMPTY_BUG),
+    pytest.param("sparse", 0, 3, marks=pytest.mark.xfail(
+        OLD_MODULE, strict=True, reason="this build requires K*N elements of B even for M = "
+        "0 (main's span() does not)")),
     pytest.param("sparse", 2, 0, marks=_EMPTY_BUG)])
 def test_empty_m_or_n_behaves_the_same_on_both_backends(entry, M, N):
     """Same empty D, or the same named error -- never a crash or a bare ValueError."""
@@ -758,15 +769,22 @@ def _fused_args(**over):
     return list(a.values())
 
 
+
+
+def _elements(n: int, value: float) -> np.ndarray:
+    """n e2m1 elements of one value, in the form the built grouped entry takes."""
+    return np.full(n, int(2 * value), np.int16) if HALVES else np.full(n, value)
+
+
 def _grouped_args(**over):
     """A valid _fdpa_c.grouped call: T = 1, M = 2, N = 3, K = 32, block 16 (2 scales)."""
     T, M, N, K, nsf = 1, 2, 3, 32, 2
-    a = dict(av=np.ones(M * K), bv=np.full(K * N, 0.5), sav=np.ones(M * nsf),
-             sae=np.zeros(M * nsf, np.int32), sbv=np.ones(nsf * N),
-             sbe=np.zeros(nsf * N, np.int32), cv=np.zeros(M * N),
-             out=np.zeros(M * N, np.uint32), T=T, M=M, N=N, K=K, nsf=nsf, b_t=0, b_i=0,
-             sb_t=0, sb_i=0, F=35, L=64, G=16, e_zero=-139, block=16)
-    a.update(over)
+    a = {_A: _elements(M * K, 1.0), _B: _elements(K * N, 0.5), "sav": np.ones(M * nsf),
+         "sae": np.zeros(M * nsf, np.int32), "sbv": np.ones(nsf * N),
+         "sbe": np.zeros(nsf * N, np.int32), "cv": np.zeros(M * N),
+         "out": np.zeros(M * N, np.uint32), "T": T, "M": M, "N": N, "K": K, "nsf": nsf, "b_t": 0,
+         "b_i": 0, "sb_t": 0, "sb_i": 0, "F": 35, "L": 64, "G": 16, "e_zero": -139, "block": 16}
+    a.update({(_A if k == "A" else _B if k == "B" else k): v for k, v in over.items()})
     return list(a.values())
 
 
@@ -808,29 +826,50 @@ def test_compiled_fused_rejects_bad_arguments(over, match):
     (dict(nsf=3), "bad dimensions"),                    # nsf * block != K
     (dict(block=0), "bad dimensions"), (dict(sb_i=-1), "bad dimensions"),
     (dict(K=16 * 65, nsf=65), "bad dimensions"),        # more than 64 groups per row
-    (dict(av=np.ones(63)), "buffer av"), (dict(bv=np.ones(95)), "buffer bv"),
+    (dict(A=63), "buffer a"), (dict(B=95), "buffer b"),  # one element short
     (dict(sav=np.ones(3)), "buffer sav"), (dict(sae=np.zeros(3, np.int32)), "buffer sae"),
     (dict(sbv=np.ones(5)), "buffer sbv"), (dict(sbe=np.zeros(5, np.int32)), "buffer sbe"),
     (dict(cv=np.zeros(5)), "buffer cv"), (dict(out=np.zeros(5, np.uint32)), "buffer out"),
-    (dict(b_i=1), "buffer bv"), (dict(sb_i=1), "buffer sb"),
+    (dict(b_i=1), "buffer b"), (dict(sb_i=1), "buffer sb"),
 ], ids=lambda x: str(x) if isinstance(x, str) else "-".join(f"{k}" for k in x))
 def test_compiled_grouped_rejects_bad_arguments(over, match):
+    over = {k: (_elements(v, 1.0) if k in ("A", "B") else v) for k, v in over.items()}
     with pytest.raises(ValueError, match=match):
         backend.compiled.grouped(*_grouped_args(**over))
 
 
 @needs_c
-@pytest.mark.parametrize("where", ["av", "bv"])
-@pytest.mark.parametrize("value", [0.25, 7.0, -6.5, np.nan, np.inf])
-def test_compiled_grouped_rejects_non_e2m1_values(where, value):
+@pytest.mark.parametrize("where", ["A", "B"])
+def test_compiled_grouped_rejects_non_e2m1_values(where):
     """The grouped kinds take e2m1 elements (k/2, |k| <= 12): anything else is refused."""
-    args = _grouped_args()
-    names = ["av", "bv"]
-    arr = args[names.index(where)].copy()
-    arr[5] = value
-    args[names.index(where)] = arr
-    with pytest.raises(ValueError, match="e2m1"):
-        backend.compiled.grouped(*args)
+    bad = [13, -13, 24, 32767] if HALVES else [0.25, 7.0, -6.5, np.nan, np.inf]
+    for value in bad:
+        args = _grouped_args()
+        idx = 0 if where == "A" else 1
+        arr = args[idx].copy()
+        arr[5] = value
+        args[idx] = arr
+        with pytest.raises(ValueError, match="e2m1"):
+            backend.compiled.grouped(*args)
+
+
+def test_e2m1_halves_tables_match_the_decoder():
+    """The glue's e2m1 -> halves conversions (engine._E2M1_HALVES from the bits, fdpa.e2m1_halves
+    from decoded values) against the format decoder; non-e2m1 values are a named error."""
+    from ptxsim.numerics import engine
+    table = getattr(engine, "_E2M1_HALVES", None)
+    conv = getattr(fdpa, "e2m1_halves", None)
+    if table is None and conv is None:
+        pytest.skip("this engine passes e2m1 values to the compiled loop as float64 (no halves "
+                    "table to check)")
+    want = 2 * decode(np.arange(16, dtype=np.uint8), "e2m1")
+    if table is not None:
+        np.testing.assert_array_equal(table, want)
+    if conv is not None:
+        np.testing.assert_array_equal(conv(want / 2), want)
+        for value in (0.25, 7.0, -6.5, np.nan, np.inf):
+            with pytest.raises(PtxsimError, match="e2m1"):
+                conv(np.array([1.0, value]))
 
 
 @needs_c
@@ -845,6 +884,7 @@ _OVERFLOW = """
 import numpy as np
 from ptxsim.numerics import _fdpa_c as cm
 f, i, o = np.zeros(4), np.zeros(4, np.int32), np.zeros(4, np.uint32)
+h, h16 = np.zeros(4, np.int16), np.zeros(16, np.int16)
 try:
     cm.{call}
 except ValueError as e:
@@ -853,14 +893,15 @@ except ValueError as e:
 
 
 @needs_c
-@pytest.mark.xfail(strict=True, reason="_fdpa.c computes buffer sizes as T*M*K*8 etc. without "
-                   "overflow checks: dimensions whose product wraps to a small size pass the "
-                   "length check and the loop reads far past the buffers (segfault); reported")
+@pytest.mark.xfail(OLD_MODULE, strict=True, reason="this build of _fdpa.c computes buffer "
+                   "sizes as T*M*K*8 etc. without overflow checks (reported; fixed in main "
+                   "5baa38d): dimensions whose product wraps to a small size pass the length "
+                   "check and the loop reads far past the buffers (segfault)")
 @pytest.mark.parametrize("call", [
     "fused(f, i, f, i, f, np.empty(0, np.int32), o, 1, 2**62, 1, 4, 0, 0, 25, 32, -133, -126, "
     "-126, 23, -126, 0, 0)",
-    "grouped(f, np.zeros(16), f, i, f, i, f, o, 1, 2**62, 1, 16, 1, 0, 0, 0, 0, 35, 64, 16, "
-    "-139, 16)",
+    ("grouped(h, h16, " if HALVES else "grouped(f, np.zeros(16), ")
+    + "f, i, f, i, f, o, 1, 2**62, 1, 16, 1, 0, 0, 0, 0, 35, 64, 16, -139, 16)",
 ], ids=["fused", "grouped"])
 def test_compiled_dimensions_whose_byte_counts_overflow_are_refused(call):
     """Huge dimensions must raise ValueError, not crash; run in a child process because the
