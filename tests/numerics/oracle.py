@@ -154,3 +154,15 @@ def make_tiny_tile(rng, atype, btype, ctype, M, N, K, e_zero, scaled_exp=0):
     b = gen_bits(rng, btype, (K, N), p_zero=0.2, p_sub=0.2, p_wide=0.0, center=ca)
     c = gen_bits(rng, ctype, (M, N), p_zero=0.7, p_sub=0.3, p_wide=0.0)
     return a, b, c
+
+
+def on_each_backend(fn) -> dict:
+    """fn() under every numerics backend this installation has -- "numpy" (fdpa.py, the
+    specification) and, where built, "c" (the compiled _fdpa.c) -- as {name: result}, so that
+    one oracle value checks both (the active backend alone would leave the other untested)."""
+    from ptxsim.numerics import backend
+    out = {}
+    for name in backend.available():
+        with backend.use(name):
+            out[name] = fn()
+    return out

@@ -4,7 +4,9 @@ gives for it alone (the oracle), whatever the other batch entries hold.
 Batch entries are chosen to disagree in every global decision the batched engine makes once
 for the whole batch: the evaluation strategy (elementwise tile vs float64 matrix product), the
 "wide exponent spread" emax path with its exact fallback, the finite / Inf-NaN summation, and the
-chunking of the elementwise tile.
+chunking of the elementwise tile.  Those decisions belong to the numpy backend (fdpa.py): the
+tests that steer them through its module-level knobs run under ``backend.use("numpy")`` (the
+compiled backend ignores the knobs and is run on the same entries as a case of its own).
 """
 from __future__ import annotations
 
@@ -15,9 +17,19 @@ pytest.importorskip("mmasim")
 from mmasim.nv_ptx.sim import TCGen05MMA, TCGen05MMABlockScale  # noqa: E402
 
 from ptxsim.errors import OperandError  # noqa: E402
-from ptxsim.numerics import fdpa, mma_batch  # noqa: E402
+from ptxsim.numerics import backend, fdpa, mma_batch  # noqa: E402
 
-from .oracle import gen_bits, make_tile, mmasim_dense, mmasim_scaled  # noqa: E402
+from .oracle import gen_bits, make_tile, mmasim_dense, mmasim_scaled, on_each_backend  # noqa
+
+COMPILED = pytest.mark.skipif("c" not in backend.available(),
+                              reason="compiled backend ptxsim.numerics._fdpa_c not built")
+
+
+@pytest.fixture
+def on_engine(engine):
+    """Run the test under the numerics backend named by its `engine` parameter."""
+    with backend.use(engine):
+        yield engine
 
 M, N = 24, 16
 
@@ -44,13 +56,15 @@ FORMS = [("f16", "f16", "f32", "f16", 16), ("bf16", "bf16", "f32", "f16", 16),
          ("e4m3", "e5m2", "f32", "f8f6f4", 32), ("e2m1", "e3m2", "f16", "f8f6f4", 32)]
 
 
-@pytest.mark.parametrize("fraction,refine,tile_terms",
-                         [(0.1, 0.35, 1 << 20), (0.0, 0.0, 1000), (1.0, 0.0, 1 << 20),
-                          (0.0, 1.01, 1 << 20), (0.8, 1.01, 1 << 20)],
-                         ids=["default", "full-tile-chunked", "blas+gather", "refine+tile",
-                              "refine+gather"])
+@pytest.mark.parametrize("engine,fraction,refine,tile_terms", [
+    ("numpy", 0.1, 0.35, 1 << 20), ("numpy", 0.0, 0.0, 1000), ("numpy", 1.0, 0.0, 1 << 20),
+    ("numpy", 0.0, 1.01, 1 << 20), ("numpy", 0.8, 1.01, 1 << 20),
+    pytest.param("c", 0.1, 0.35, 1 << 18, marks=COMPILED)],
+    ids=["default", "full-tile-chunked", "blas+gather", "refine+tile", "refine+gather",
+         "compiled"])
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: "-".join(f[:3]))
-def test_batch_matches_mmasim_per_entry(form, fraction, refine, tile_terms, monkeypatch):
+def test_batch_matches_mmasim_per_entry(form, engine, fraction, refine, tile_terms,
+                                        on_engine, monkeypatch):
     monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", fraction)
     monkeypatch.setattr(fdpa, "REFINE_FRACTION", refine)   # > 1: the exact test always runs
     monkeypatch.setattr(fdpa, "TILE_TERMS", tile_terms)     # 1000: one entry per chunk
@@ -78,14 +92,17 @@ def test_batch_scaled_mxf8f6f4_and_grouped_match_mmasim():
         sa = gen_bits(rng, st, (T, M, K // blk), p_zero=0.05, p_sub=0.05, p_wide=0.2)
         sb = gen_bits(rng, st, (T, K // blk, N), p_zero=0.05, p_sub=0.05, p_wide=0.2)
         a, b, c = (np.stack(x) for x in zip(*ents))
-        got = mma_batch(a, b, c, arch="sm_100", kind=kind, atype=at, btype=at, ctype="f32",
-                        dtype="f32", scale_a=sa, scale_b=sb, scale_type=st, block=blk)
+        runs = on_each_backend(lambda: mma_batch(
+            a, b, c, arch="sm_100", kind=kind, atype=at, btype=at, ctype="f32", dtype="f32",
+            scale_a=sa, scale_b=sb, scale_type=st, block=blk))
         op = TCGen05MMABlockScale(
             "Blackwell", f"m128n8k{K}.kind::{kind}.block{blk}.f32.{at}.{at}.{st}")
         for t in range(T):
             want = mmasim_scaled(op, a[t], b[t], c[t], sa[t], sb[t], at, at, st,
                                  packed=kind != "mxf8f6f4")
-            assert (got[t] == want).all(), f"{kind} entry {t}: {(got[t] != want).sum()} differ"
+            for name, got in runs.items():
+                assert (got[t] == want).all(), \
+                    f"{name} {kind} entry {t}: {(got[t] != want).sum()} differ"
 
 
 def test_batch_errors():
@@ -127,13 +144,25 @@ def _bf16(e, rng, shape):
     return (sign | np.where(sub, 1 << np.clip(e + 133, 0, 6), norm)).astype(np.uint16)
 
 
+@pytest.mark.parametrize("engine", ["numpy", pytest.param("c", marks=COMPILED)])
 @pytest.mark.parametrize("gap", [97, 98, 99, 100, 101, 130])
-def test_prescaled_float32_tile_at_its_limits_matches_mmasim(gap, monkeypatch):
+def test_prescaled_float32_tile_at_its_limits_matches_mmasim(gap, engine, on_engine,
+                                                             monkeypatch):
     """bf16 (float64 tile otherwise) through the float32 pre-scaled tile: row maxima and column
     maxima at different k so that D = alpha + beta - eprod is near PRESCALE_MAX_GAP = 99 (99:
     float32 path, 100+: float64), with the other elements spread down to subnormals so that
-    scaled factors land around 2^-126 and products around the truncation grid."""
+    scaled factors land around 2^-126 and products around the truncation grid.  The pre-scaled
+    tile is a numpy-backend strategy: under "numpy" a spy checks that it was taken exactly when
+    the gap allows it; "c" runs the same tiles through the compiled loop."""
     monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", 0.0)
+    taken = []
+    real = fdpa._prescaled_f32
+
+    def spy(*args):
+        out = real(*args)
+        taken.append(out[0] is not None)
+        return out
+    monkeypatch.setattr(fdpa, "_prescaled_f32", spy)
     rng = np.random.default_rng(gap)
     Mt, Nt, K = 24, 16, 16
     hi_a, hi_b = 50, 49
@@ -152,3 +181,7 @@ def test_prescaled_float32_tile_at_its_limits_matches_mmasim(gap, monkeypatch):
     got = mma_batch(a[None], b[None], c[None], arch="sm_100", kind="f16", atype="bf16",
                     btype="bf16", ctype="f32", dtype="f32")[0]
     assert (got == want).all(), f"{(got != want).sum()} differ"
+    if engine == "numpy":
+        assert taken == [gap <= fdpa.PRESCALE_MAX_GAP]
+    else:
+        assert taken == []

@@ -15,7 +15,16 @@ import numpy as np
 import pytest
 
 from ptxsim.errors import MmaTypeError
-from ptxsim.numerics import mma, params
+from ptxsim.numerics import backend, mma, params
+
+
+@pytest.fixture(autouse=True, params=backend.available())
+def numerics_backend(request):
+    """Every test here runs under each numerics backend this installation has: "numpy"
+    (fdpa.py, the specification) and, where built, "c" (the compiled _fdpa.c, the default);
+    otherwise the numpy path would go untested here."""
+    with backend.use(request.param):
+        yield request.param
 
 
 def e4m3(values):

@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 from ptxsim.errors import MmaTypeError, OperandError
-from ptxsim.numerics import mma
+from ptxsim.numerics import backend, mma
+
+
+@pytest.fixture(autouse=True, params=backend.available())
+def numerics_backend(request):
+    """Every test here runs under each numerics backend this installation has: "numpy"
+    (fdpa.py, the specification) and, where built, "c" (the compiled _fdpa.c, the default);
+    otherwise the numpy path would go untested here."""
+    with backend.use(request.param):
+        yield request.param
 
 NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn,
       "e5m2": ml_dtypes.float8_e5m2, "f32": np.float32}

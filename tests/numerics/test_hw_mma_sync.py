@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ptxsim.isa import mma_fragments as frag
-from ptxsim.numerics import mma
+from ptxsim.numerics import backend, mma
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hw2" / "mma_sync_sm90.npz"
 FIRST = Path(__file__).resolve().parents[1] / "data" / "hw" / "mma_sp_sm90.npz"
@@ -23,6 +23,15 @@ if not DATA.exists():
     pytest.skip(f"hardware vectors {DATA} not present", allow_module_level=True)
 inputs = pytest.importorskip("ptxsim.testing.mma_sp_inputs")
 from ptxsim.testing.gen import checksum  # noqa: E402
+
+
+@pytest.fixture(autouse=True, params=backend.available())
+def numerics_backend(request):
+    """Every test here runs under each numerics backend this installation has: "numpy"
+    (fdpa.py, the specification) and, where built, "c" (the compiled _fdpa.c, the default);
+    otherwise the numpy path would go untested here."""
+    with backend.use(request.param):
+        yield request.param
 
 Z = np.load(DATA)
 FORMS = json.loads(str(Z["forms_json"]))

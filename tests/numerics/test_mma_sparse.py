@@ -13,9 +13,18 @@ import numpy as np
 import pytest
 
 from ptxsim.errors import MmaTypeError, OperandError
-from ptxsim.numerics import mma, mma_sparse
+from ptxsim.numerics import backend, mma, mma_sparse
 
 from .oracle import gen_bits
+
+
+@pytest.fixture(autouse=True, params=backend.available())
+def numerics_backend(request):
+    """Every test here runs under each numerics backend this installation has: "numpy"
+    (fdpa.py, the specification) and, where built, "c" (the compiled _fdpa.c, the default);
+    otherwise the numpy path would go untested here."""
+    with backend.use(request.param):
+        yield request.param
 
 CASES = [
     dict(arch="sm_90", kind="f16", atype="f16", btype="f16", ctype="f32", dtype="f32"),

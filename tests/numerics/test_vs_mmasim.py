@@ -3,7 +3,9 @@
 Every (arch, instruction, types) form MMA-Sim models for sm_80 / sm_89 / sm_90 / sm_100 / sm_120
 is run on tiles that mix ordinary values, wide exponent spread, subnormals, exact cancellation,
 all-zero blocks, NaN/Inf inputs and special C (oracle.make_tile), with K spanning several fused
-blocks so the block chaining is exercised too.
+blocks so the block chaining is exercised too.  Every ptxsim result is computed under each
+numerics backend this installation has (numpy fdpa.py, compiled _fdpa.c: oracle.on_each_backend)
+against the one MMA-Sim value.
 """
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ import pytest
 pytest.importorskip("mmasim")
 from mmasim.nv_ptx.sim import MMA, WGMMA, MMABlockScale, TCGen05MMA, TCGen05MMABlockScale  # noqa
 
-from ptxsim.numerics import mma, params  # noqa: E402
+from ptxsim.numerics import backend, mma, params  # noqa: E402
 
-from .oracle import gen_bits, make_tile, make_tiny_tile, mmasim_dense, mmasim_scaled  # noqa: E402
+from .oracle import (gen_bits, make_tile, make_tiny_tile, mmasim_dense, mmasim_scaled,  # noqa
+                     on_each_backend)
 
 F8F6F4 = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
 FP8 = ["e4m3", "e5m2"]
@@ -68,11 +71,12 @@ def test_dense_matches_mmasim(form):
     rng = np.random.default_rng(hash(_id(form)) % 2**32)
     a, b, c = make_tile(rng, at, bt, dt, M, N, K, L)
     want = mmasim_dense(make(), a, b, c, at, bt, dt)
-    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
-    assert got.dtype == want.dtype
-    bad = np.argwhere(got != want)
-    assert bad.size == 0, (f"{len(bad)} of {got.size} differ; first at {bad[0]}: "
-                           f"ptxsim {got[tuple(bad[0])]:#x} MMA-Sim {want[tuple(bad[0])]:#x}")
+    for name, got in on_each_backend(lambda: mma(a, b, c, arch=arch, kind=kind, atype=at,
+                                                 btype=bt, ctype=dt, dtype=dt)).items():
+        assert got.dtype == want.dtype
+        bad = np.argwhere(got != want)
+        assert bad.size == 0, (f"{name}: {len(bad)} of {got.size} differ; first at {bad[0]}: "
+                               f"ptxsim {got[tuple(bad[0])]:#x} MMA-Sim {want[tuple(bad[0])]:#x}")
 
 
 @pytest.mark.parametrize("form", DENSE, ids=_id)
@@ -83,8 +87,9 @@ def test_dense_zero_term_exponent_matches_mmasim(form):
     rng = np.random.default_rng(hash(_id(form)) % 2**32 + 7)
     a, b, c = make_tiny_tile(rng, at, bt, dt, M, N, 2 * p.L, p.e_zero)
     want = mmasim_dense(make(), a, b, c, at, bt, dt)
-    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
-    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
+    for name, got in on_each_backend(lambda: mma(a, b, c, arch=arch, kind=kind, atype=at,
+                                                 btype=bt, ctype=dt, dtype=dt)).items():
+        assert (got == want).all(), f"{name}: {(got != want).sum()} of {got.size} differ"
 
 
 # (arch, kind, atype, btype, scale type, block, MMA-Sim constructor, K)
@@ -127,11 +132,12 @@ def test_scaled_matches_mmasim(form, seed):
     if st == "ue4m3":                         # the sign bit is ignored: set it on some
         sa = sa | (rng.integers(0, 2, sa.shape) << 7).astype(sa.dtype)
     want = mmasim_scaled(make(), a, b, c, sa, sb, at, bt, st, packed=kind != "mxf8f6f4")
-    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
-              scale_a=sa, scale_b=sb, scale_type=st, block=blk)
-    bad = np.argwhere(got != want)
-    assert bad.size == 0, (f"{len(bad)} of {got.size} differ; first at {bad[0]}: "
-                           f"ptxsim {got[tuple(bad[0])]:#x} MMA-Sim {want[tuple(bad[0])]:#x}")
+    for name, got in on_each_backend(lambda: mma(
+            a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
+            scale_a=sa, scale_b=sb, scale_type=st, block=blk)).items():
+        bad = np.argwhere(got != want)
+        assert bad.size == 0, (f"{name}: {len(bad)} of {got.size} differ; first at {bad[0]}: "
+                               f"ptxsim {got[tuple(bad[0])]:#x} MMA-Sim {want[tuple(bad[0])]:#x}")
 
 
 @pytest.mark.parametrize("form", SCALED, ids=_sid)
@@ -146,9 +152,10 @@ def test_scaled_zero_term_exponent_matches_mmasim(form):
     sa = gen_bits(rng, st, (M, K // blk), p_zero=0.1, p_sub=0.3, p_wide=0.0, center=shift)
     sb = gen_bits(rng, st, (K // blk, N), p_zero=0.1, p_sub=0.3, p_wide=0.0, center=shift)
     want = mmasim_scaled(make(), a, b, c, sa, sb, at, bt, st, packed=kind != "mxf8f6f4")
-    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
-              scale_a=sa, scale_b=sb, scale_type=st, block=blk)
-    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
+    for name, got in on_each_backend(lambda: mma(
+            a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
+            scale_a=sa, scale_b=sb, scale_type=st, block=blk)).items():
+        assert (got == want).all(), f"{name}: {(got != want).sum()} of {got.size} differ"
 
 
 # ---- both evaluation strategies of the fused model, and partial / long K --------------------
@@ -156,13 +163,20 @@ def test_scaled_zero_term_exponent_matches_mmasim(form):
 ORDINARY = [f for f in DENSE if f[0] == "sm_100"] + [f for f in DENSE if f[0] == "sm_90"][:4]
 
 
-@pytest.mark.parametrize("fraction", [0.0, 1.0], ids=["full-tile", "blas+gather"])
+@pytest.mark.parametrize("engine,fraction", [
+    ("numpy", 0.0), ("numpy", 1.0),
+    pytest.param("c", None, marks=pytest.mark.skipif(
+        "c" not in backend.available(), reason="compiled backend _fdpa_c not built"))],
+    ids=["full-tile", "blas+gather", "compiled"])
 @pytest.mark.parametrize("form", ORDINARY[::3], ids=_id)
-def test_both_strategies_match_mmasim(form, fraction, monkeypatch):
-    """FULL_TILE_FRACTION 0 forces the elementwise whole-tile path; 1 forces the float64
-    matrix product for exact outputs plus the gathered path for the rest."""
+def test_both_strategies_match_mmasim(form, engine, fraction, monkeypatch):
+    """FULL_TILE_FRACTION 0 forces the elementwise whole-tile path of fdpa.py; 1 forces the
+    float64 matrix product for exact outputs plus the gathered path for the rest.  Both are
+    numpy strategies: they run under the numpy backend (the compiled loop has one strategy,
+    run on the same tiles as the third case)."""
     from ptxsim.numerics import fdpa
-    monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", fraction)
+    if fraction is not None:
+        monkeypatch.setattr(fdpa, "FULL_TILE_FRACTION", fraction)
     arch, kind, at, bt, dt, make = form
     L = params(arch, kind, at, bt, dt).L
     rng = np.random.default_rng(hash(_id(form)) % 2**32 + 3)
@@ -170,7 +184,8 @@ def test_both_strategies_match_mmasim(form, fraction, monkeypatch):
     # ordinary data in half the rows, so that many outputs are exact
     a[:12] = gen_bits(rng, at, (12, 2 * L), p_wide=0.0, p_sub=0.0, p_zero=0.05)
     want = mmasim_dense(make(), a, b, c, at, bt, dt)
-    got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
+    with backend.use(engine):       # the knob above steers the numpy backend only
+        got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
     assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
 
 
@@ -186,21 +201,24 @@ def test_partial_and_long_K_match_mmasim(K, at, bt, dt):
     b = gen_bits(rng, bt, (K, N), p_special=0.01)
     c = gen_bits(rng, dt, (M, N))
     want = mmasim_dense(op, a, b, c, at, bt, dt)
-    got = mma(a, b, c, arch="sm_100", kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
-    assert (got == want).all(), f"{(got != want).sum()} of {got.size} differ"
+    for name, got in on_each_backend(lambda: mma(a, b, c, arch="sm_100", kind=kind, atype=at,
+                                                 btype=bt, ctype=dt, dtype=dt)).items():
+        assert (got == want).all(), f"{name}: {(got != want).sum()} of {got.size} differ"
 
 
 def test_extreme_exponent_spread_matches_mmasim():
-    """bf16 rows/columns whose maxima sit at different k (the BLAS emax weights underflow and
-    the exact fallback runs): 2^127*2^-126 + 2^-126*2^127 = 4."""
+    """bf16 rows/columns whose maxima sit at different k (numpy backend: the BLAS emax weights
+    underflow and the exact fallback runs): 2^127*2^-126 + 2^-126*2^127 = 4."""
     a = np.array([[0x7F00, 0x0080]] * 2, np.uint16)          # 2^127, 2^-126
     b = np.array([[0x0080] * 2, [0x7F00] * 2], np.uint16)    # 2^-126 / 2^127
     c = np.zeros((2, 2), np.uint32)
     op = TCGen05MMA("Blackwell", "m64n8k16.kind::f16.f32.bf16.bf16")
     want = mmasim_dense(op, a, b, c, "bf16", "bf16", "f32")
-    got = mma(a, b, c, arch="sm_100", kind="f16", atype="bf16", btype="bf16", ctype="f32",
-              dtype="f32")
-    assert (got == 0x40800000).all() and (want == 0x40800000).all()
+    assert (want == 0x40800000).all()
+    for name, got in on_each_backend(lambda: mma(a, b, c, arch="sm_100", kind="f16",
+                                                 atype="bf16", btype="bf16", ctype="f32",
+                                                 dtype="f32")).items():
+        assert (got == 0x40800000).all(), name
 
 
 @pytest.mark.slow
@@ -213,8 +231,9 @@ def test_stress_random_forms_match_mmasim(seed):
         L = params(arch, kind, at, bt, dt).L
         a, b, c = make_tile(rng, at, bt, dt, M, N, int(rng.integers(1, 4)) * L, L)
         want = mmasim_dense(make(), a, b, c, at, bt, dt)
-        got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype=dt, dtype=dt)
-        assert (got == want).all(), f"{_id(form)}: {(got != want).sum()} differ"
+        for name, got in on_each_backend(lambda: mma(a, b, c, arch=arch, kind=kind, atype=at,
+                                                     btype=bt, ctype=dt, dtype=dt)).items():
+            assert (got == want).all(), f"{name} {_id(form)}: {(got != want).sum()} differ"
     for form in SCALED:
         arch, kind, at, bt, st, blk, make, K = form
         L = params(arch, kind, at, bt, "f32").L
@@ -222,6 +241,7 @@ def test_stress_random_forms_match_mmasim(seed):
         sa = gen_bits(rng, st, (M, K // blk), p_special=0.02, p_wide=0.3)
         sb = gen_bits(rng, st, (K // blk, N), p_special=0.02, p_wide=0.3)
         want = mmasim_scaled(make(), a, b, c, sa, sb, at, bt, st, packed=kind != "mxf8f6f4")
-        got = mma(a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
-                  scale_a=sa, scale_b=sb, scale_type=st, block=blk)
-        assert (got == want).all(), f"{_sid(form)}: {(got != want).sum()} differ"
+        for name, got in on_each_backend(lambda: mma(
+                a, b, c, arch=arch, kind=kind, atype=at, btype=bt, ctype="f32", dtype="f32",
+                scale_a=sa, scale_b=sb, scale_type=st, block=blk)).items():
+            assert (got == want).all(), f"{name} {_sid(form)}: {(got != want).sum()} differ"

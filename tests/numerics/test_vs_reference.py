@@ -1,7 +1,9 @@
 """The vectorised engine against the naive one-output-at-a-time reference (reference.py), on
 forms MMA-Sim does not model: kind f8f6f4 fp8 on sm_90 (the wgmma row; warp-level mma fp8 on sm_90
 is kind fp8_sync, checked against the H200 in test_hw_mma_sync.py) and sm_100, mixed C/D types, block-scaled
-K > 64 (K = 96 is sm_103's three-scale form), 2:4-sparse A (pruned elements zero), integers."""
+K > 64 (K = 96 is sm_103's three-scale form), 2:4-sparse A (pruned elements zero), integers.
+The engine runs under each numerics backend (numpy fdpa.py and the compiled _fdpa.c:
+oracle.on_each_backend) against one reference value."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 
 from ptxsim.numerics import mma
 
-from .oracle import gen_bits
+from .oracle import gen_bits, on_each_backend
 from .reference import ref_mma
 
 CASES = [
@@ -41,7 +43,9 @@ def _ab(rng, kw, M, N, K, sparse=False):
 def test_engine_matches_reference(kw, sparse):
     rng = np.random.default_rng(abs(hash(tuple(kw.values()))) % 2**32 + sparse)
     a, b, c = _ab(rng, kw, 6, 5, 72, sparse)
-    assert (mma(a, b, c, **kw) == ref_mma(a, b, c, **kw)).all()
+    want = ref_mma(a, b, c, **kw)
+    for name, got in on_each_backend(lambda: mma(a, b, c, **kw)).items():
+        assert (got == want).all(), f"{name}: {(got != want).sum()} differ"
 
 
 @pytest.mark.parametrize("kind,stype,block,K", [("mxf4nvf4", "ue4m3", 16, 96),
@@ -56,7 +60,9 @@ def test_block_scaled_long_K_matches_reference(kind, stype, block, K):
     sa = gen_bits(rng, stype, (6, K // block), p_special=0.03, p_wide=0.3, p_zero=0.05)
     sb = gen_bits(rng, stype, (K // block, 5), p_special=0.03, p_wide=0.3, p_zero=0.05)
     kw.update(scale_a=sa, scale_b=sb, scale_type=stype, block=block)
-    assert (mma(a, b, c, **kw) == ref_mma(a, b, c, **kw)).all()
+    want = ref_mma(a, b, c, **kw)
+    for name, got in on_each_backend(lambda: mma(a, b, c, **kw)).items():
+        assert (got == want).all(), f"{name}: {(got != want).sum()} differ"
 
 
 @pytest.mark.parametrize("at,bt", [("s8", "u8"), ("u4", "s4"), ("s4", "s4")])
