@@ -624,11 +624,6 @@ def test_fdpa_functions_with_scaled_c(f, s):
 
 
 @needs_c
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="_fdpa.c grouped handles at most 64 groups (K <= 1024) per row and "
-                   "raises a bare ValueError('bad dimensions') beyond; numpy computes the "
-                   "result (the glue should fall back to numpy there, or the engine refuse "
-                   "such K with an OperandError for both backends); reported")
 @pytest.mark.parametrize("entry", ["mma", "sparse"])
 def test_grouped_kinds_beyond_64_groups_agree(entry):
     """numerics.mma(_sparse) accepts any K that is a multiple of the scale block; K = 1056
@@ -652,22 +647,10 @@ def _empty_call(entry, M, N):
     return lambda: mma_sparse(a, np.zeros((M, K, N), np.uint16), c, **kw)
 
 
-_EMPTY_BUG = pytest.mark.xfail(strict=True, reason=(
-    "empty M or N: numpy returns an empty D (mma, mma_sparse) or raises ZeroDivisionError "
-    "(mma_batch: BATCH_OUTPUTS // (M * N)); the compiled path raises a bare ValueError "
-    "('bad dimensions' for N = 0; for M = 0 in mma_sparse 'buffer bv has 0 bytes'); "
-    "reported: both should give the same empty D, or the same named OperandError"))
-
-
 @needs_c
 @pytest.mark.parametrize("entry,M,N", [
-    ("mma", 0, 3),
-    pytest.param("mma", 2, 0, marks=_EMPTY_BUG), pytest.param("mma", 0, 0, marks=_EMPTY_BUG),
-    pytest.param("batch", 0, 3, marks=_EMPTY_BUG), pytest.param("batch", 2, 0, marks=_EMPTY_BUG),
-    pytest.param("sparse", 0, 3, marks=pytest.mark.xfail(
-        OLD_MODULE, strict=True, reason="this build requires K*N elements of B even for M = "
-        "0 (main's span() does not)")),
-    pytest.param("sparse", 2, 0, marks=_EMPTY_BUG)])
+    ("mma", 0, 3), ("mma", 2, 0), ("mma", 0, 0), ("batch", 0, 3), ("batch", 2, 0),
+    ("sparse", 0, 3), ("sparse", 2, 0)])
 def test_empty_m_or_n_behaves_the_same_on_both_backends(entry, M, N):
     """Same empty D, or the same named error -- never a crash or a bare ValueError."""
     outcome = {}
@@ -825,7 +808,7 @@ def test_compiled_fused_rejects_bad_arguments(over, match):
     (dict(L=8), "bad dimensions"),                      # L < G
     (dict(nsf=3), "bad dimensions"),                    # nsf * block != K
     (dict(block=0), "bad dimensions"), (dict(sb_i=-1), "bad dimensions"),
-    (dict(K=16 * 65, nsf=65), "bad dimensions"),        # more than 64 groups per row
+    (dict(K=16 * 65, nsf=65), "buffer a"),              # K beyond the buffers: refused
     (dict(A=63), "buffer a"), (dict(B=95), "buffer b"),  # one element short
     (dict(sav=np.ones(3)), "buffer sav"), (dict(sae=np.zeros(3, np.int32)), "buffer sae"),
     (dict(sbv=np.ones(5)), "buffer sbv"), (dict(sbe=np.zeros(5, np.int32)), "buffer sbe"),

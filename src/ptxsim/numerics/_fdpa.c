@@ -2,7 +2,7 @@
  *
  * fdpa.py is the specification (and the fallback when this module is not built); this file is
  * its inner loop.  Every step below names the fdpa.py function it mirrors, and the tests run
- * both on the same inputs and require identical bits (tests/numerics/test_backend_c.py).
+ * both on the same inputs and require identical bits (tests/numerics/test_backend.py).
  *
  * Exactness is argued in fdpa.py and holds here unchanged: products of two decoded elements
  * are exact doubles, scaling by 2^shift is exact (no double overflow or subnormal can occur for
@@ -176,6 +176,7 @@ typedef struct {                 /* per-row work arrays, N each */
     double *scale, *inv, *acc, *cval;
     double *zeros;                /* N zeros (any element type) */
     int32_t *none;                /* N times NO_TERM */
+    uint32_t *amask;              /* grouped: one nonzero mask per group of the row */
 } row_work;
 
 /* One row i of one MMA: A's row a (K), its exponents ae, B's K x N block (bv, and bex / zcol
@@ -258,7 +259,7 @@ HOT static void fused_row(const double *restrict a, const int32_t *restrict ae,
 static void free_work(row_work *w)
 {
     free(w->em); free(w->scale); free(w->inv); free(w->acc); free(w->cval);
-    free(w->zeros); free(w->none);
+    free(w->zeros); free(w->none); free(w->amask);
 }
 
 /* B's alignment exponents with NO_TERM for zeros and specials, and per block of L rows and
@@ -281,8 +282,9 @@ static void prepare_b(const double *bv, const int32_t *be, int32_t *bex, int32_t
     }
 }
 
-static int alloc_work(row_work *w, Py_ssize_t N)
+static int alloc_work(row_work *w, Py_ssize_t N, Py_ssize_t groups)
 {
+    w->amask = malloc((groups > 0 ? groups : 1) * sizeof *w->amask);
     w->em = malloc(N * sizeof *w->em);
     w->scale = malloc(N * sizeof(double));
     w->inv = malloc(N * sizeof(double));
@@ -290,7 +292,7 @@ static int alloc_work(row_work *w, Py_ssize_t N)
     w->cval = malloc(N * sizeof(double));
     w->zeros = calloc(N, sizeof(double));
     w->none = malloc(N * sizeof(int32_t));
-    if (w->em && w->scale && w->inv && w->acc && w->cval && w->zeros && w->none) {
+    if (w->em && w->scale && w->inv && w->acc && w->cval && w->zeros && w->none && w->amask) {
         for (Py_ssize_t j = 0; j < N; j++)
             w->none[j] = NO_TERM;
         return 0;
@@ -403,7 +405,7 @@ static PyObject *py_fused(PyObject *self, PyObject *args)
     int32_t *bex = malloc(K * N * sizeof *bex), *zcol = malloc(nblocks * N * sizeof *zcol);
     double *crow = malloc(N * sizeof *crow);
     row_work w;
-    if (!bex || !zcol || !crow || alloc_work(&w, N) < 0) {
+    if (!bex || !zcol || !crow || alloc_work(&w, N, 0) < 0) {
         free(bex); free(zcol); free(crow);
         release(buf, 7);
         return PyErr_NoMemory();
@@ -484,7 +486,7 @@ HOT static void grouped_row(const int16_t *restrict a2, const int16_t *restrict 
     const double *restrict scale = w->scale;
     Py_ssize_t ng = K / p->G, per_block = p->L / p->G;
     const int32_t ez = p->e_zero;
-    uint32_t amask[64];                                /* ng <= 64: checked by the caller */
+    uint32_t *restrict amask = w->amask;               /* ng words */
     /* every group sum, in quarters, 64 columns at a time (the sums stay in registers) */
     for (Py_ssize_t g = 0; g < ng; g++) {
         const int16_t *restrict ag = a2 + g * p->G;
@@ -588,7 +590,7 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
                           &b_t, &b_i, &sb_t, &sb_i, &p.F, &p.L, &p.G, &p.e_zero, &p.block, &c32))
         return NULL;
     if (T < 0 || M < 0 || N < 1 || K < 1 || p.G < 1 || p.G > 16 || p.L < p.G || K % p.G ||
-        K / p.G > 64 || p.block < 1 || nsf * p.block != K || b_t < 0 || b_i < 0 || sb_t < 0 ||
+        p.block < 1 || nsf * p.block != K || b_t < 0 || b_i < 0 || sb_t < 0 ||
         sb_i < 0) {
         release(buf, 8);
         PyErr_SetString(PyExc_ValueError, "_fdpa_c.grouped: bad dimensions");
@@ -623,7 +625,7 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
     int32_t *sbez = malloc(nsf * N * sizeof *sbez);
     double *crow = malloc(N * sizeof *crow);
     row_work w;
-    if (!gsum || !bmask || !sbez || !crow || alloc_work(&w, N) < 0) {
+    if (!gsum || !bmask || !sbez || !crow || alloc_work(&w, N, ng) < 0) {
         free(gsum); free(bmask); free(sbez); free(crow);
         release(buf, 8);
         return PyErr_NoMemory();

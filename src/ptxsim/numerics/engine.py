@@ -34,10 +34,10 @@ def _fold_scale(x: Unpacked, s: Unpacked, block: int, axis: int) -> Unpacked:
 # ---- the compiled path (backend "c"): operands go to _fdpa.c as values and exponents --------
 
 def _c_values(C: np.ndarray, ctype: str) -> np.ndarray:
-    """C's exact values (float64); the compiled loop derives their exponents itself."""
+    """C's exact values, f32 C as a float32 view of its bits (the compiled loop widens it row by
+    row and derives the exponents itself), f16 C as float64."""
     if ctype == "f32":
-        with np.errstate(invalid="ignore"):          # signalling-NaN patterns are fine here
-            return C.astype(np.uint32, copy=False).view(np.float32).astype(np.float64)
+        return np.ascontiguousarray(C, np.uint32).view(np.float32)
     return unpack(C, ctype).value
 
 
@@ -95,6 +95,8 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
         raise OperandError("K = 0: an MMA needs at least one column of A")
     if kind != "i8" and satfinite:
         raise OperandError(f"satfinite applies to integer kinds only, not kind::{kind}")
+    if M == 0 or N == 0:                             # no outputs: nothing to compute
+        return np.zeros((M, N), _OUT_DTYPE[dtype])
 
     if kind == "i8":
         return int_mma(unpack_int(A, atype), unpack_int(B, btype), unpack_int(C, ctype),
@@ -168,6 +170,8 @@ def mma_batch(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: s
         raise OperandError("K = 0: an MMA needs at least one column of A")
     if kind != "i8" and satfinite:
         raise OperandError(f"satfinite applies to integer kinds only, not kind::{kind}")
+    if M == 0 or N == 0:                             # no outputs: nothing to compute
+        return np.zeros((T, M, N), _OUT_DTYPE[dtype])
     p = params(arch, kind, atype, btype, dtype) if kind != "i8" else None
     cm = backend.c_module()
     batched = p is not None and T > 0 and (
@@ -253,6 +257,8 @@ def mma_sparse(a, b_rows, c, *, arch: str, kind: str, atype: str, btype: str, ct
     R = int(np.prod(lead, dtype=np.int64)) * M
     A2, B2, C2 = A.reshape(R, K), B.reshape(R, K, N), C.reshape(R, N)
     out_shape = lead + (M, N)
+    if R == 0 or N == 0:                             # no outputs: nothing to compute
+        return np.zeros(out_shape, _OUT_DTYPE[dtype])
 
     if kind == "i8":
         av, bv = unpack_int(A2, atype), unpack_int(B2, btype)

@@ -250,8 +250,8 @@ def c_fused(cm, av, ae, bv, be, cv, ce, p: Params, rho: str, dtype_out: str, row
     """fused_batch (av, ae (T, M, K); bv, be (T, K, N)) or, with rows, fused_rows (av, ae
     (R, K); bv, be (R, K, N)) in _fdpa.c.  Values (float64) and alignment exponents (int32) as
     `unpack` gives them; only the exponents of finite nonzero elements are read.  cv: C's
-    values, (T, M, N) / (R, N); ce: their exponents, or None to derive them from cv (C's
-    subnormals aligning at c_emin).  Returns D bits."""
+    values, (T, M, N) / (R, N), float64 or (with ce None) float32; ce: their exponents, or None
+    to derive them from cv (C's subnormals aligning at c_emin).  Returns D bits."""
     if rows:
         (R, K), N = av.shape, bv.shape[2]
         T, M, b_t, b_i = 1, R, 0, K * N
@@ -260,9 +260,11 @@ def c_fused(cm, av, ae, bv, be, cv, ce, p: Params, rho: str, dtype_out: str, row
         b_t, b_i = K * N, 0
     out = np.empty(cv.shape, np.uint32)
     frac, rnd_emin, rne, out16 = _C_ROUNDING[rho]
-    cm.fused(_f64(av), _i32(ae), _f64(bv), _i32(be), _f64(cv),
+    c32 = cv.dtype == np.float32 and ce is None          # f32 C: widened in C, row by row
+    cm.fused(_f64(av), _i32(ae), _f64(bv), _i32(be),
+             np.ascontiguousarray(cv) if c32 else _f64(cv),
              _NO_EXP if ce is None else _i32(ce), out, T, M, N, K, b_t, b_i, p.F, p.L,
-             p.e_zero, c_emin, _D_EMIN[dtype_out], frac, rnd_emin, rne, out16)
+             p.e_zero, c_emin, _D_EMIN[dtype_out], frac, rnd_emin, rne, out16, c32)
     return out.astype(np.uint16) if out16 else out
 
 
@@ -279,7 +281,8 @@ def c_grouped(cm, a2, b2, sa: Unpacked, sb: Unpacked, cv, block: int, p: Params,
     """grouped in _fdpa.c: a2 (M, K), b2 (K, N), sa (M, K/block), sb (K/block, N), cv (M, N),
     or a batch of T such MMAs (a leading axis on every operand); with rows, grouped_rows
     (b2 (R, K, N), sb (R, K/block, N)).  a2, b2: the e2m1 elements as int16 halves (twice the
-    value: `e2m1_halves`); cv: C's f32 values.  Returns D's f32 bits, shaped like cv."""
+    value: `e2m1_halves`); cv: C's f32 values (float64 or float32).  Returns D's f32 bits,
+    shaped like cv."""
     batch = a2.ndim == 3
     M, K = a2.shape[-2:]
     T = a2.shape[0] if batch else 1
@@ -290,9 +293,11 @@ def c_grouped(cm, a2, b2, sa: Unpacked, sb: Unpacked, cv, block: int, p: Params,
     else:
         b_t, b_i, sb_t, sb_i = K * N, 0, nsf * N, 0
     out = np.empty(cv.shape, np.uint32)
+    c32 = cv.dtype == np.float32
     cm.grouped(np.ascontiguousarray(a2, np.int16), np.ascontiguousarray(b2, np.int16),
-               _f64(sa.value), _i32(sa.exp), _f64(sb.value), _i32(sb.exp), _f64(cv), out, T, M,
-               N, K, nsf, b_t, b_i, sb_t, sb_i, p.F, p.L, p.G, p.e_zero, block)
+               _f64(sa.value), _i32(sa.exp), _f64(sb.value), _i32(sb.exp),
+               np.ascontiguousarray(cv) if c32 else _f64(cv), out, T, M, N, K, nsf, b_t, b_i,
+               sb_t, sb_i, p.F, p.L, p.G, p.e_zero, block, c32)
     return out
 
 
