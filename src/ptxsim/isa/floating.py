@@ -714,8 +714,10 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
         # .ftz: a subnormal result is flushed; a NaN operand gives 0x7FFFFFFF00000000 (H200)
         r = np.where(is_subnormal(r, F64), r & sign_bit(F64), r)
         return out(np.where(np.isnan(v), np.uint64(0x7FFFFFFF00000000), r), 64)
+    if approx:                                   # bit-exact sm_90 model (see _F32_APPROX)
+        return _f32_approx("rcp", bits(a, 32, "a"), ftz)
     one = np.array([FMTS[type].one], np.uint64)
-    return div(one, a, type=type, rnd=rnd or "rn", ftz=ftz and type == "f32")
+    return div(one, a, type=type, rnd=rnd, ftz=ftz and type == "f32")
 
 
 # the upper word of an f64: sign, 11 exponent bits, 20 fraction bits, as a 32-bit "format"
@@ -738,6 +740,8 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
         check_choice("sqrt", "rounding", rnd, ROUNDINGS)
     if ftz and type == "f64":
         raise illegal("sqrt", ".ftz is not defined for .f64")
+    if approx:                                   # bit-exact sm_90 model (see _F32_APPROX)
+        return _f32_approx("sqrt", bits(a, 32, "a"), ftz)
     fmt = FMTS[type]
     x = decode(bits(a, fmt.width, "a"), fmt, ftz)
     if fmt is F64:
@@ -784,6 +788,157 @@ def _half_mufu_tables() -> dict:
         return {k: d[k].astype(np.uint16) for k in d.files}
 
 
+# --- f32 rcp / rsqrt / sqrt / ex2 / lg2 .approx: bit-exact models of an H200 (sm_90) MUFU --------
+# Derived from captures on an H200 (hw4/capture.sh, 2026-11-21) and verified there against the
+# real instructions for all 2^32 inputs of each of the ten forms (hw4/verify.sh; the result is in
+# docs/base-instructions.md, "MUFU f32"). Whether sm_100's MUFU agrees is not known: these are
+# used for every target. The .ftz forms are one MUFU instruction each; the non-.ftz forms are the
+# SASS that ptxas 13.0 emits around it (cuobjdump -sass, hw4/mufu_sass.txt), modelled step by step
+# in `_F32_APPROX` below. Every table holds the raw result bits of the .ftz instruction over 2^23
+# (sqrt, rsqrt: 2^24) consecutive inputs, as its first value and first differences
+# (src/ptxsim/data/mufu_sm90_f32.npz, 1.6 MB).
+_F32_MUFU_DATA = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_f32.npz"
+_QNAN32, _INF32, _SIGN32, _FRAC32 = 0x7FFFFFFF, 0x7F800000, 0x80000000, 0x7FFFFF
+
+
+@functools.lru_cache(maxsize=None)
+def _f32_mufu_table(name: str) -> np.ndarray:
+    """rcp: rcp.approx.ftz of [1, 2) (index: fraction); rsqrt, sqrt: [1, 2) then [2, 4) (index:
+    exponent parity << 23 | fraction); ex2: ex2.approx.ftz of [1, 2), i.e. 2 * 2^(j 2^-23);
+    lg2_e0, lg2_em1: lg2.approx.ftz of [1, 2) and [0.5, 1). int64 bit patterns."""
+    with np.load(_F32_MUFU_DATA) as d:
+        first, diff = int(d[name + "_first"]), d[name + "_diff"]
+    t = np.empty(diff.size + 1, np.int64)
+    t[0] = 0
+    np.cumsum(diff, dtype=np.int64, out=t[1:])
+    return t + first
+
+
+def _f32_fields(u):
+    u = np.asarray(u).astype(np.int64)
+    return u & _SIGN32, (u >> 23) & 0xFF, u & _FRAC32
+
+
+def _mufu_rcp(u):
+    """MUFU.RCP (= rcp.approx.ftz.f32): the [1, 2) table, the exponent negated; a subnormal or
+    zero operand gives +-Inf, a result below 2^-126 is flushed to +-0."""
+    s, E, f = _f32_fields(u)
+    r = _f32_mufu_table("rcp")[f] + ((127 - E) << 23)
+    r = np.where(r < 0x800000, 0, r) | s
+    r = np.where(E == 0, s | _INF32, r)
+    return np.where(E == 255, np.where(f == 0, s, _QNAN32), r)
+
+
+def _mufu_sqrt_rsq(u, name):
+    """MUFU.SQRT / MUFU.RSQ: the table of the exponent's parity, the exponent halved. +-0 and
+    subnormals: sqrt +-0, rsqrt +-Inf; any other negative operand: NaN."""
+    s, E, f = _f32_fields(u)
+    e = E - 127
+    p = e & 1
+    k = (e - p) >> 1
+    rsq = name == "rsqrt"
+    r = _f32_mufu_table(name)[(p << 23) | f] + np.where(rsq, -k, k) * (1 << 23)
+    r = np.where((E == 255) & (f == 0), 0 if rsq else _INF32, r)
+    r = np.where((s != 0) | ((E == 255) & (f != 0)), _QNAN32, r)
+    return np.where(E == 0, s | (_INF32 if rsq else 0), r)
+
+
+def _mufu_ex2(u):
+    """MUFU.EX2: |a| truncated to a fixed-point M with 23 fraction bits (saturating); a negative
+    a becomes -M - 1 unless M's fraction is 0 (then -M): the hardware's one's-complement-like
+    negation, seen in every negative input of [-1, -0.25) and the random capture. F >> 23 is the
+    result's exponent, the low 23 bits index the [1, 2) table. Overflow -> +Inf; a result below
+    2^-126 -> +0 (ftz); subnormal operands are 0 (-> 1.0)."""
+    s, E, f = _f32_fields(u)
+    sh = E - 127                                 # |a| = (f | 2^23) * 2^(sh - 23)
+    m = f | 0x800000
+    M = np.where(sh >= 0, m << np.clip(sh, 0, 17), m >> np.clip(-sh, 0, 63))
+    M = np.where(E == 0, 0, np.minimum(M, 1 << 40))
+    F = np.where(s != 0, -M - ((M & _FRAC32) != 0), M)
+    r = _f32_mufu_table("ex2")[F & _FRAC32] + ((F >> 23) - 1) * (1 << 23)
+    r = np.where(r >= _INF32, _INF32, np.where(r < 0x800000, 0, r))
+    return np.where((E == 255) & (f != 0), _QNAN32, r)
+
+
+def _mufu_lg2(u):
+    """MUFU.LG2: exponents 0 and -1 ([0.5, 2)) from their own tables; otherwise e + L with L the
+    [1, 2) table's value: for e >= 1 rounded toward zero, for e <= -2 the largest f32 magnitude
+    strictly below |e| - L (so -126 for a = 2^-126 comes out as -(126 - 2^-17), as recorded).
+    +-0 and subnormals give -Inf, other negatives NaN."""
+    s, E, f = _f32_fields(u)
+    e = E - 127
+    t0 = _f32_mufu_table("lg2_e0")[f]
+    L = t0.astype(np.uint32).view(np.float32).astype(np.float64)
+    pos = _round(e + L, np.zeros(1), F32, "rz").astype(np.int64)   # e + L exact in float64
+    mag = np.abs(e) - L                                             # exact likewise
+    q = _round(mag, np.zeros(1), F32, "rz").astype(np.int64)
+    q = q - (q.astype(np.uint32).view(np.float32).astype(np.float64) == mag)
+    r = np.where(e >= 1, pos, q | _SIGN32)
+    r = np.where(e == 0, t0, np.where(e == -1, _f32_mufu_table("lg2_em1")[f], r))
+    r = np.where(E == 255, np.where(f == 0, _INF32, _QNAN32), r)
+    r = np.where(s != 0, _QNAN32, r)
+    return np.where(E == 0, 0xFF800000, r)
+
+
+def _fmul_rn(u, scale):
+    """FMUL by a power of two (IEEE round to nearest, subnormals kept; no .FTZ in the SASS)."""
+    v = decode(np.asarray(u).astype(np.uint64), F32) * scale
+    return _ieee_f32(v)
+
+
+def _ieee_f32(v):
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = v.astype(np.float32).view(np.uint32).astype(np.int64)
+    return np.where(np.isnan(v), _QNAN32, r)
+
+
+def _f32_approx(instr: str, u, ftz: bool) -> np.ndarray:
+    """The f32 .approx forms, bit-exact as an H200 computes them (see `_F32_APPROX`)."""
+    u = np.asarray(u).astype(np.int64) & 0xFFFFFFFF
+    mufu, pre = _F32_APPROX[instr]
+    if ftz:
+        return out(mufu(u), 32)
+    return out(pre(u, mufu), 32)
+
+
+def _nonftz_rcp(u, mufu):
+    # FSETP |a| < 2^-126 -> s = 2^24; |a| > 2^126 -> s = 0.25; else 1; MUFU.RCP(a*s) * s
+    _, E, f = _f32_fields(u)
+    tiny = E == 0
+    huge = ((E == 253) & (f != 0)) | (E == 254) | ((E == 255) & (f == 0))
+    sc = np.where(tiny, 2.0 ** 24, np.where(huge, 0.25, 1.0))
+    return _fmul_rn(mufu(_fmul_rn(u, sc)), sc)
+
+
+def _nonftz_scaled(post):
+    # FSETP |a| < 2^-126 -> a * 2^24, MUFU, then `post` (sqrt: * 2^-12, rsqrt: * 2^12, lg2: - 24)
+    def f(u, mufu):
+        tiny = _f32_fields(u)[1] == 0
+        r = mufu(np.where(tiny, _fmul_rn(u, 2.0 ** 24), u))
+        return np.where(tiny, post(r), r)
+    return f
+
+
+def _nonftz_ex2(u, mufu):
+    # FSETP a < -126 -> MUFU.EX2(a * 0.5) squared by FMUL (the subnormal results)
+    small = decode(u.astype(np.uint64), F32) < -126
+    r = mufu(np.where(small, _fmul_rn(u, 0.5), u))
+    rr = decode(r.astype(np.uint64), F32)
+    return np.where(small, _ieee_f32(rr * rr), r)         # rr * rr exact in float64
+
+
+_F32_APPROX = {  # instruction: (the MUFU (.ftz form), the non-.ftz SASS around it)
+    "rcp": (_mufu_rcp, _nonftz_rcp),
+    "sqrt": (lambda u: _mufu_sqrt_rsq(u, "sqrt"),
+             _nonftz_scaled(lambda r: _fmul_rn(r, 2.0 ** -12))),
+    "rsqrt": (lambda u: _mufu_sqrt_rsq(u, "rsqrt"),
+              _nonftz_scaled(lambda r: _fmul_rn(r, 2.0 ** 12))),
+    "ex2": (_mufu_ex2, _nonftz_ex2),
+    "lg2": (_mufu_lg2, _nonftz_scaled(
+        lambda r: _ieee_f32(decode(r.astype(np.uint64), F32) - 24.0))),
+}
+
+
 def _approx(instr, fn, a, type, ftz):
     check_choice(f"{instr}.approx", "type", type, APPROX_TYPES[instr])
     fmt, n = PACKED[type] if type in PACKED else (FMTS[type], 1)
@@ -792,6 +947,8 @@ def _approx(instr, fn, a, type, ftz):
     if ftz and (instr == "tanh" or (instr == "ex2" and fmt is F16)):
         raise illegal(f"{instr}.approx", f".ftz is not defined for {instr}.approx.{type}")
     u = bits(a, fmt.width * n, "a")
+    if fmt is F32 and instr in _F32_APPROX:     # bit-exact sm_90 models (see _F32_APPROX)
+        return _f32_approx(instr, u, ftz)
     table = None
     if fmt in (F16, BF16):
         table = _half_mufu_tables().get(f"{instr}.approx{'.ftz' if ftz else ''}.{fmt.name}")
