@@ -76,7 +76,7 @@ def test_within_the_ptx_error_bounds_over_whole_binades():
         assert np.all(np.abs(s / np.sqrt(x) - 1) <= 2.0 ** -23)
         q = _f(F.rsqrt(u))
         assert np.all(np.abs(q * np.sqrt(x) - 1) <= 2.0 ** -22.9)
-    for lo in (0x3F800000, 0x3F000000, 0xBF000000, 0xBF800000, 0x42000000):   # ex2 of [-2, 2), [32, 64)
+    for lo in (0x3F800000, 0x3F000000, 0xBF000000, 0xBF800000, 0x42000000):  # [-2,2), [32,64)
         u = _binade(lo, 1 << 23)
         e = _f(F.ex2(u))
         assert np.all(np.abs(e / np.exp2(_f(u)) - 1) <= 2.0 ** -22.5)

@@ -20,9 +20,11 @@ Hardware rules implemented (and where they come from):
 - .ftz flushes subnormal inputs and results to sign-preserving zero; a result is flushed after
   rounding (it is subnormal if the *rounded* value is below the smallest normal).
 - .sat clamps the result to [+0.0, 1.0]; NaN -> +0.0.
-- .approx instructions (MUFU) are not specified bit-exactly by PTX: ptxsim returns the correctly
-  rounded value of the exact function. The PTX error bounds are listed in APPROX_ERROR_BOUNDS;
-  these are the instructions that need recorded hardware vectors (docs/base-instructions.md).
+- .approx instructions (MUFU) are not specified bit-exactly by PTX. rcp / rsqrt / sqrt / ex2 /
+  lg2 .approx{.ftz}.f32 and ex2 / tanh of f16 / bf16 reproduce an H200 (sm_90) bit for bit
+  (tables recorded there, see `_F32_APPROX`, `_half_mufu_tables`; docs/mufu.md); the others
+  (sin, cos, tanh.f32, div.approx / div.full, the f64 approximations) return the correctly
+  rounded exact function or a partial model, within the PTX bounds in APPROX_ERROR_BOUNDS.
 """
 from __future__ import annotations
 
@@ -692,7 +694,7 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
 def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
     """`rcp.rnd{.ftz}.f32`, `rcp.rnd.f64`, `rcp.approx{.ftz}.f32`, `rcp.approx.ftz.f64`.
 
-    rcp.approx.f32 is modelled as correctly rounded (PTX bound 1 ulp; needs hardware vectors).
+    rcp.approx{.ftz}.f32 is the H200's MUFU.RCP, bit-exact for all 2^32 inputs (`_F32_APPROX`).
     rcp.approx.ftz.f64 is the "gross approximation" of the ISA: only the upper 32 bits of a (sign,
     exponent, 20 fraction bits) are used and the result's low 32 bits are zero; ptxsim truncates
     the exact reciprocal of that truncated operand to 20 fraction bits, which reproduces 93% of
@@ -729,7 +731,8 @@ def _widen_hi20(r: np.ndarray) -> np.ndarray:
 
 
 def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
-    """`sqrt.rnd{.ftz}.f32`, `sqrt.rnd.f64` (IEEE), `sqrt.approx{.ftz}.f32`.
+    """`sqrt.rnd{.ftz}.f32`, `sqrt.rnd.f64` (IEEE), `sqrt.approx{.ftz}.f32` (the H200's
+    MUFU.SQRT, bit-exact for all 2^32 inputs: `_F32_APPROX`).
 
     sqrt(-0) = -0, sqrt(x < 0) = NaN. For f32 the float64 square root decides every rounding
     (same argument as `_f32_div`: a nonzero a - q^2 cannot be that small)."""
@@ -754,8 +757,10 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
 
 
 # --- MUFU approximations ---------------------------------------------------------------------------
-# PTX ISA stated maximum errors (for the documented input ranges); ptxsim returns the correctly
-# rounded exact function, which is within these bounds. Hardware vectors are needed to be exact.
+# PTX ISA stated maximum errors (for the documented input ranges). The f32 rcp / rsqrt / sqrt /
+# ex2 / lg2 models are the H200's own results and stay within them (tests/isa/test_mufu_f32.py;
+# lg2 with one more ulp of the result's truncation); the remaining forms return the correctly
+# rounded exact function or a partial model.
 APPROX_ERROR_BOUNDS = {
     "rcp.approx.f32": "1 ulp",
     "sqrt.approx.f32": "relative 2^-23",
@@ -790,10 +795,10 @@ def _half_mufu_tables() -> dict:
 
 # --- f32 rcp / rsqrt / sqrt / ex2 / lg2 .approx: bit-exact models of an H200 (sm_90) MUFU --------
 # Derived from captures on an H200 (hw4/capture.sh, 2026-11-21) and verified there against the
-# real instructions for all 2^32 inputs of each of the ten forms (hw4/verify.sh; the result is in
-# docs/base-instructions.md, "MUFU f32"). Whether sm_100's MUFU agrees is not known: these are
-# used for every target. The .ftz forms are one MUFU instruction each; the non-.ftz forms are the
-# SASS that ptxas 13.0 emits around it (cuobjdump -sass, hw4/mufu_sass.txt), modelled step by step
+# real instructions for all 2^32 inputs of each of the ten forms (hw4/verify.sh, docs/mufu.md).
+# Whether sm_100's MUFU agrees is not known: these are used for every target. The .ftz forms are
+# one MUFU instruction each; the non-.ftz forms are the SASS that ptxas 13.0 emits around it
+# (cuobjdump -sass, hw4/results/mufu_sass.txt), modelled step by step
 # in `_F32_APPROX` below. Every table holds the raw result bits of the .ftz instruction over 2^23
 # (sqrt, rsqrt: 2^24) consecutive inputs, as its first value and first differences
 # (src/ptxsim/data/mufu_sm90_f32.npz, 1.6 MB).
@@ -969,7 +974,8 @@ def _approx(instr, fn, a, type, ftz):
 
 
 def rsqrt(a, *, type: str = "f32", ftz: bool = False):
-    """`rsqrt.approx{.ftz}.f32`, `rsqrt.approx.ftz.f64`: 1/sqrt(a); rsqrt(+-0) = +-Inf."""
+    """`rsqrt.approx{.ftz}.f32` (bit-exact sm_90 MUFU.RSQ), `rsqrt.approx.ftz.f64`: 1/sqrt(a);
+    rsqrt(+-0) = +-Inf."""
     def f(x):
         with np.errstate(all="ignore"):
             return np.where(x == 0, np.copysign(np.inf, x), 1.0 / np.sqrt(x))
@@ -979,12 +985,13 @@ def rsqrt(a, *, type: str = "f32", ftz: bool = False):
 
 
 def ex2(a, *, type: str = "f32", ftz: bool = False):
-    """`ex2.approx{.ftz}.type`: 2^a (ex2(-Inf) = +0)."""
+    """`ex2.approx{.ftz}.type`: 2^a (ex2(-Inf) = +0); f32 is the bit-exact sm_90 MUFU.EX2."""
     return _approx("ex2", np.exp2, a, type, ftz)
 
 
 def lg2(a, *, ftz: bool = False):
-    """`lg2.approx{.ftz}.f32`: log2(a); lg2(+-0) = -Inf, lg2(a < 0) = NaN."""
+    """`lg2.approx{.ftz}.f32`: log2(a); lg2(+-0) = -Inf, lg2(a < 0) = NaN. The bit-exact sm_90
+    MUFU.LG2: near a = 1 it is accurate in absolute terms only (2^-22.6), not relative."""
     return _approx("lg2", lambda x: np.where(x == 0, -np.inf, np.log2(x)), a, "f32", ftz)
 
 
