@@ -667,7 +667,8 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
     """`div.rnd{.ftz}.f32`, `div.rnd.f64` (IEEE), `div.approx{.ftz}.f32`, `div.full{.ftz}.f32`.
 
     .approx: d = a * (1/b); for 2^126 < |b| < 2^128 PTX specifies 0 (NaN for an infinite a).
-    .approx/.full are otherwise modelled as correctly rounded (PTX bound: 2 ulp)."""
+    .approx and .full are the H200's SASS (MUFU.RCP and FMUL, with scaling), bit-exact
+    (`_f32_div_approx`)."""
     kinds = (rnd is not None) + approx + full
     if kinds != 1:
         raise illegal("div", "exactly one of .rnd, .approx, .full is required for floats")
@@ -676,18 +677,15 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
         check_choice("div", "rounding", rnd, ROUNDINGS)
     if ftz and type == "f64":
         raise illegal("div", ".ftz is not defined for .f64")
+    if approx or full:                           # bit-exact sm_90 model (see _f32_div_approx)
+        return _f32_div_approx(bits(a, 32, "a"), bits(b, 32, "b"), ftz, full)
     fmt = FMTS[type]
     x, y = decode(bits(a, fmt.width, "a"), fmt, ftz), decode(bits(b, fmt.width, "b"), fmt, ftz)
     if fmt is F64:
         r = _f64_op("div", rnd, x, y)
         return out(f64_nan_result(r, bits(a, 64, "a"), bits(b, 64, "b")), 64)
-    r, q = _f32_div(x, y, fmt, rnd or "rn")
-    tiny = _tiny(q, np.zeros(1), fmt, rnd or "rn") if ftz else None
-    if approx:
-        huge = (np.abs(y) > 2.0 ** 126) & np.isfinite(y)
-        r = np.where(huge, np.where(np.isinf(x), np.uint64(F32.qnan),
-                                    np.where(np.signbit(x) != np.signbit(y), sign_bit(F32),
-                                             np.uint64(0))), r)
+    r, q = _f32_div(x, y, fmt, rnd)
+    tiny = _tiny(q, np.zeros(1), fmt, rnd) if ftz else None
     return out(_finish(r, fmt, ftz, False, tiny), 32)
 
 
@@ -930,6 +928,34 @@ def _nonftz_ex2(u, mufu):
     r = mufu(np.where(small, _fmul_rn(u, 0.5), u))
     rr = decode(r.astype(np.uint64), F32)
     return np.where(small, _ieee_f32(rr * rr), r)         # rr * rr exact in float64
+
+
+def _f32_div_approx(a, b, ftz: bool, full: bool) -> np.ndarray:
+    """div.approx{.ftz}.f32 and div.full{.ftz}.f32 as ptxas 13.0 compiles them for sm_90
+    (hw4/results/div_sass.txt), on the MUFU.RCP model; checked on the H200 (hw4/div_verify.sh):
+      .full:      |b| > 2^126 -> a *= 0.25, b *= 0.25   (FMUL{.FTZ})
+      not .ftz:   |b| < 2^-126 (the original b) -> a *= 2^24, b *= 2^24   (FMUL)
+      d = FMUL{.FTZ}(MUFU.RCP(b), a)
+    So div.approx of 2^126 < |b| gives MUFU.RCP's flushed 0 times a: the 0 (NaN for an infinite
+    a) of the PTX ISA; an a * 2^24 that overflows gives +-Inf."""
+    a = np.asarray(a, np.uint64)
+    b = np.asarray(b, np.uint64)
+    a, b = np.broadcast_arrays(a, b)
+
+    def fmul(x, y):
+        return mul(x, y, type="f32", rnd="rn", ftz=ftz).astype(np.uint64)
+
+    def scale(x, s):
+        return fmul(x, np.full(x.shape, np.float32(s).view(np.uint32), np.uint64))
+
+    mag = np.abs(decode(b, F32))
+    if full:
+        huge = mag > 2.0 ** 126                  # FSETP.GT (NaN: false)
+        a, b = np.where(huge, scale(a, 0.25), a), np.where(huge, scale(b, 0.25), b)
+    if not ftz:
+        tiny = mag < 2.0 ** -126                 # FSETP.GEU negated (NaN: false)
+        a, b = np.where(tiny, scale(a, 2.0 ** 24), a), np.where(tiny, scale(b, 2.0 ** 24), b)
+    return out(fmul(_mufu_rcp(b.astype(np.int64)).astype(np.uint64), a), 32)
 
 
 _F32_APPROX = {  # instruction: (the MUFU (.ftz form), the non-.ftz SASS around it)
