@@ -21,10 +21,11 @@ Hardware rules implemented (and where they come from):
   rounding (it is subnormal if the *rounded* value is below the smallest normal).
 - .sat clamps the result to [+0.0, 1.0]; NaN -> +0.0.
 - .approx instructions (MUFU) are not specified bit-exactly by PTX. rcp / rsqrt / sqrt / ex2 /
-  lg2 .approx{.ftz}.f32 and ex2 / tanh of f16 / bf16 reproduce an H200 (sm_90) bit for bit
-  (tables recorded there, see `_F32_APPROX`, `_half_mufu_tables`; docs/mufu.md); the others
-  (sin, cos, tanh.f32, div.approx / div.full, the f64 approximations) return the correctly
-  rounded exact function or a partial model, within the PTX bounds in APPROX_ERROR_BOUNDS.
+  lg2 .approx{.ftz}.f32, div.approx / div.full .f32 and ex2 / tanh of f16 / bf16 reproduce an
+  H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`, `_f32_div_approx`,
+  `_half_mufu_tables`; docs/mufu.md); the others (sin, cos, tanh.f32, the f64 approximations)
+  return the correctly rounded exact function or a partial model, within the PTX bounds in
+  APPROX_ERROR_BOUNDS.
 """
 from __future__ import annotations
 
