@@ -20,9 +20,12 @@ Hardware rules implemented (and where they come from):
 - .ftz flushes subnormal inputs and results to sign-preserving zero; a result is flushed after
   rounding (it is subnormal if the *rounded* value is below the smallest normal).
 - .sat clamps the result to [+0.0, 1.0]; NaN -> +0.0.
-- .approx instructions (MUFU) are not specified bit-exactly by PTX: ptxsim returns the correctly
-  rounded value of the exact function. The PTX error bounds are listed in APPROX_ERROR_BOUNDS;
-  these are the instructions that need recorded hardware vectors (docs/base-instructions.md).
+- .approx instructions (MUFU) are not specified bit-exactly by PTX. rcp / rsqrt / sqrt / ex2 /
+  lg2 .approx{.ftz}.f32, div.approx / div.full .f32 and ex2 / tanh of f16 / bf16 reproduce an
+  H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`, `_f32_div_approx`,
+  `_half_mufu_tables`; docs/mufu.md); the others (sin, cos, tanh.f32, the f64 approximations)
+  return the correctly rounded exact function or a partial model, within the PTX bounds in
+  APPROX_ERROR_BOUNDS.
 """
 from __future__ import annotations
 
@@ -665,7 +668,8 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
     """`div.rnd{.ftz}.f32`, `div.rnd.f64` (IEEE), `div.approx{.ftz}.f32`, `div.full{.ftz}.f32`.
 
     .approx: d = a * (1/b); for 2^126 < |b| < 2^128 PTX specifies 0 (NaN for an infinite a).
-    .approx/.full are otherwise modelled as correctly rounded (PTX bound: 2 ulp)."""
+    .approx and .full are the H200's SASS (MUFU.RCP and FMUL, with scaling), bit-exact
+    (`_f32_div_approx`)."""
     kinds = (rnd is not None) + approx + full
     if kinds != 1:
         raise illegal("div", "exactly one of .rnd, .approx, .full is required for floats")
@@ -674,25 +678,22 @@ def div(a, b, *, type: str, rnd: str | None = None, ftz: bool = False, approx: b
         check_choice("div", "rounding", rnd, ROUNDINGS)
     if ftz and type == "f64":
         raise illegal("div", ".ftz is not defined for .f64")
+    if approx or full:                           # bit-exact sm_90 model (see _f32_div_approx)
+        return _f32_div_approx(bits(a, 32, "a"), bits(b, 32, "b"), ftz, full)
     fmt = FMTS[type]
     x, y = decode(bits(a, fmt.width, "a"), fmt, ftz), decode(bits(b, fmt.width, "b"), fmt, ftz)
     if fmt is F64:
         r = _f64_op("div", rnd, x, y)
         return out(f64_nan_result(r, bits(a, 64, "a"), bits(b, 64, "b")), 64)
-    r, q = _f32_div(x, y, fmt, rnd or "rn")
-    tiny = _tiny(q, np.zeros(1), fmt, rnd or "rn") if ftz else None
-    if approx:
-        huge = (np.abs(y) > 2.0 ** 126) & np.isfinite(y)
-        r = np.where(huge, np.where(np.isinf(x), np.uint64(F32.qnan),
-                                    np.where(np.signbit(x) != np.signbit(y), sign_bit(F32),
-                                             np.uint64(0))), r)
+    r, q = _f32_div(x, y, fmt, rnd)
+    tiny = _tiny(q, np.zeros(1), fmt, rnd) if ftz else None
     return out(_finish(r, fmt, ftz, False, tiny), 32)
 
 
 def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
     """`rcp.rnd{.ftz}.f32`, `rcp.rnd.f64`, `rcp.approx{.ftz}.f32`, `rcp.approx.ftz.f64`.
 
-    rcp.approx.f32 is modelled as correctly rounded (PTX bound 1 ulp; needs hardware vectors).
+    rcp.approx{.ftz}.f32 is the H200's MUFU.RCP, bit-exact for all 2^32 inputs (`_F32_APPROX`).
     rcp.approx.ftz.f64 is the "gross approximation" of the ISA: only the upper 32 bits of a (sign,
     exponent, 20 fraction bits) are used and the result's low 32 bits are zero; ptxsim truncates
     the exact reciprocal of that truncated operand to 20 fraction bits, which reproduces 93% of
@@ -714,8 +715,10 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
         # .ftz: a subnormal result is flushed; a NaN operand gives 0x7FFFFFFF00000000 (H200)
         r = np.where(is_subnormal(r, F64), r & sign_bit(F64), r)
         return out(np.where(np.isnan(v), np.uint64(0x7FFFFFFF00000000), r), 64)
+    if approx:                                   # bit-exact sm_90 model (see _F32_APPROX)
+        return _f32_approx("rcp", bits(a, 32, "a"), ftz)
     one = np.array([FMTS[type].one], np.uint64)
-    return div(one, a, type=type, rnd=rnd or "rn", ftz=ftz and type == "f32")
+    return div(one, a, type=type, rnd=rnd, ftz=ftz and type == "f32")
 
 
 # the upper word of an f64: sign, 11 exponent bits, 20 fraction bits, as a 32-bit "format"
@@ -727,7 +730,8 @@ def _widen_hi20(r: np.ndarray) -> np.ndarray:
 
 
 def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
-    """`sqrt.rnd{.ftz}.f32`, `sqrt.rnd.f64` (IEEE), `sqrt.approx{.ftz}.f32`.
+    """`sqrt.rnd{.ftz}.f32`, `sqrt.rnd.f64` (IEEE), `sqrt.approx{.ftz}.f32` (the H200's
+    MUFU.SQRT, bit-exact for all 2^32 inputs: `_F32_APPROX`).
 
     sqrt(-0) = -0, sqrt(x < 0) = NaN. For f32 the float64 square root decides every rounding
     (same argument as `_f32_div`: a nonzero a - q^2 cannot be that small)."""
@@ -738,6 +742,8 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
         check_choice("sqrt", "rounding", rnd, ROUNDINGS)
     if ftz and type == "f64":
         raise illegal("sqrt", ".ftz is not defined for .f64")
+    if approx:                                   # bit-exact sm_90 model (see _F32_APPROX)
+        return _f32_approx("sqrt", bits(a, 32, "a"), ftz)
     fmt = FMTS[type]
     x = decode(bits(a, fmt.width, "a"), fmt, ftz)
     if fmt is F64:
@@ -750,8 +756,10 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
 
 
 # --- MUFU approximations ---------------------------------------------------------------------------
-# PTX ISA stated maximum errors (for the documented input ranges); ptxsim returns the correctly
-# rounded exact function, which is within these bounds. Hardware vectors are needed to be exact.
+# PTX ISA stated maximum errors (for the documented input ranges). The f32 rcp / rsqrt / sqrt /
+# ex2 / lg2 models are the H200's own results and stay within them (tests/isa/test_mufu_f32.py;
+# lg2 with one more ulp of the result's truncation); the remaining forms return the correctly
+# rounded exact function or a partial model.
 APPROX_ERROR_BOUNDS = {
     "rcp.approx.f32": "1 ulp",
     "sqrt.approx.f32": "relative 2^-23",
@@ -784,6 +792,185 @@ def _half_mufu_tables() -> dict:
         return {k: d[k].astype(np.uint16) for k in d.files}
 
 
+# --- f32 rcp / rsqrt / sqrt / ex2 / lg2 .approx: bit-exact models of an H200 (sm_90) MUFU --------
+# Derived from captures on an H200 (hw4/capture.sh, 2026-11-21) and verified there against the
+# real instructions for all 2^32 inputs of each of the ten forms (hw4/verify.sh, docs/mufu.md).
+# Whether sm_100's MUFU agrees is not known: these are used for every target. The .ftz forms are
+# one MUFU instruction each; the non-.ftz forms are the SASS that ptxas 13.0 emits around it
+# (cuobjdump -sass, hw4/results/mufu_sass.txt), modelled step by step
+# in `_F32_APPROX` below. Every table holds the raw result bits of the .ftz instruction over 2^23
+# (sqrt, rsqrt: 2^24) consecutive inputs, as its first value and first differences
+# (src/ptxsim/data/mufu_sm90_f32.npz, 1.6 MB).
+_F32_MUFU_DATA = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_f32.npz"
+_QNAN32, _INF32, _SIGN32, _FRAC32 = 0x7FFFFFFF, 0x7F800000, 0x80000000, 0x7FFFFF
+
+
+@functools.lru_cache(maxsize=None)
+def _f32_mufu_table(name: str) -> np.ndarray:
+    """rcp: rcp.approx.ftz of [1, 2) (index: fraction); rsqrt, sqrt: [1, 2) then [2, 4) (index:
+    exponent parity << 23 | fraction); ex2: ex2.approx.ftz of [1, 2), i.e. 2 * 2^(j 2^-23);
+    lg2_e0, lg2_em1: lg2.approx.ftz of [1, 2) and [0.5, 1). int64 bit patterns."""
+    with np.load(_F32_MUFU_DATA) as d:
+        first, diff = int(d[name + "_first"]), d[name + "_diff"]
+    t = np.empty(diff.size + 1, np.int64)
+    t[0] = 0
+    np.cumsum(diff, dtype=np.int64, out=t[1:])
+    return t + first
+
+
+def _f32_fields(u):
+    u = np.asarray(u).astype(np.int64)
+    return u & _SIGN32, (u >> 23) & 0xFF, u & _FRAC32
+
+
+def _mufu_rcp(u):
+    """MUFU.RCP (= rcp.approx.ftz.f32): the [1, 2) table, the exponent negated; a subnormal or
+    zero operand gives +-Inf, a result below 2^-126 is flushed to +-0."""
+    s, E, f = _f32_fields(u)
+    r = _f32_mufu_table("rcp")[f] + ((127 - E) << 23)
+    r = np.where(r < 0x800000, 0, r) | s
+    r = np.where(E == 0, s | _INF32, r)
+    return np.where(E == 255, np.where(f == 0, s, _QNAN32), r)
+
+
+def _mufu_sqrt_rsq(u, name):
+    """MUFU.SQRT / MUFU.RSQ: the table of the exponent's parity, the exponent halved. +-0 and
+    subnormals: sqrt +-0, rsqrt +-Inf; any other negative operand: NaN."""
+    s, E, f = _f32_fields(u)
+    e = E - 127
+    p = e & 1
+    k = (e - p) >> 1
+    rsq = name == "rsqrt"
+    r = _f32_mufu_table(name)[(p << 23) | f] + np.where(rsq, -k, k) * (1 << 23)
+    r = np.where((E == 255) & (f == 0), 0 if rsq else _INF32, r)
+    r = np.where((s != 0) | ((E == 255) & (f != 0)), _QNAN32, r)
+    return np.where(E == 0, s | (_INF32 if rsq else 0), r)
+
+
+def _mufu_ex2(u):
+    """MUFU.EX2: |a| truncated to a fixed-point M with 23 fraction bits (saturating); a negative
+    a becomes -M - 1 unless M's fraction is 0 (then -M): the hardware's one's-complement-like
+    negation, seen in every negative input of [-1, -0.25) and the random capture. F >> 23 is the
+    result's exponent, the low 23 bits index the [1, 2) table. Overflow -> +Inf; a result below
+    2^-126 -> +0 (ftz); subnormal operands are 0 (-> 1.0)."""
+    s, E, f = _f32_fields(u)
+    sh = E - 127                                 # |a| = (f | 2^23) * 2^(sh - 23)
+    m = f | 0x800000
+    M = np.where(sh >= 0, m << np.clip(sh, 0, 17), m >> np.clip(-sh, 0, 63))
+    M = np.where(E == 0, 0, np.minimum(M, 1 << 40))
+    F = np.where(s != 0, -M - ((M & _FRAC32) != 0), M)
+    r = _f32_mufu_table("ex2")[F & _FRAC32] + ((F >> 23) - 1) * (1 << 23)
+    r = np.where(r >= _INF32, _INF32, np.where(r < 0x800000, 0, r))
+    return np.where((E == 255) & (f != 0), _QNAN32, r)
+
+
+def _mufu_lg2(u):
+    """MUFU.LG2: exponents 0 and -1 ([0.5, 2)) from their own tables; otherwise e + L with L the
+    [1, 2) table's value: for e >= 1 rounded toward zero, for e <= -2 the largest f32 magnitude
+    strictly below |e| - L (so -126 for a = 2^-126 comes out as -(126 - 2^-17), as recorded).
+    +-0 and subnormals give -Inf, other negatives NaN."""
+    s, E, f = _f32_fields(u)
+    e = E - 127
+    t0 = _f32_mufu_table("lg2_e0")[f]
+    L = t0.astype(np.uint32).view(np.float32).astype(np.float64)
+    pos = _round(e + L, np.zeros(1), F32, "rz").astype(np.int64)   # e + L exact in float64
+    mag = np.abs(e) - L                                             # exact likewise
+    q = _round(mag, np.zeros(1), F32, "rz").astype(np.int64)
+    q = q - (q.astype(np.uint32).view(np.float32).astype(np.float64) == mag)
+    r = np.where(e >= 1, pos, q | _SIGN32)
+    r = np.where(e == 0, t0, np.where(e == -1, _f32_mufu_table("lg2_em1")[f], r))
+    r = np.where(E == 255, np.where(f == 0, _INF32, _QNAN32), r)
+    r = np.where(s != 0, _QNAN32, r)
+    return np.where(E == 0, 0xFF800000, r)
+
+
+def _fmul_rn(u, scale):
+    """FMUL by a power of two (IEEE round to nearest, subnormals kept; no .FTZ in the SASS)."""
+    v = decode(np.asarray(u).astype(np.uint64), F32) * scale
+    return _ieee_f32(v)
+
+
+def _ieee_f32(v):
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = v.astype(np.float32).view(np.uint32).astype(np.int64)
+    return np.where(np.isnan(v), _QNAN32, r)
+
+
+def _f32_approx(instr: str, u, ftz: bool) -> np.ndarray:
+    """The f32 .approx forms, bit-exact as an H200 computes them (see `_F32_APPROX`)."""
+    u = np.asarray(u).astype(np.int64) & 0xFFFFFFFF
+    mufu, pre = _F32_APPROX[instr]
+    if ftz:
+        return out(mufu(u), 32)
+    return out(pre(u, mufu), 32)
+
+
+def _nonftz_rcp(u, mufu):
+    # FSETP |a| < 2^-126 -> s = 2^24; |a| > 2^126 -> s = 0.25; else 1; MUFU.RCP(a*s) * s
+    _, E, f = _f32_fields(u)
+    tiny = E == 0
+    huge = ((E == 253) & (f != 0)) | (E == 254) | ((E == 255) & (f == 0))
+    sc = np.where(tiny, 2.0 ** 24, np.where(huge, 0.25, 1.0))
+    return _fmul_rn(mufu(_fmul_rn(u, sc)), sc)
+
+
+def _nonftz_scaled(post):
+    # FSETP |a| < 2^-126 -> a * 2^24, MUFU, then `post` (sqrt: * 2^-12, rsqrt: * 2^12, lg2: - 24)
+    def f(u, mufu):
+        tiny = _f32_fields(u)[1] == 0
+        r = mufu(np.where(tiny, _fmul_rn(u, 2.0 ** 24), u))
+        return np.where(tiny, post(r), r)
+    return f
+
+
+def _nonftz_ex2(u, mufu):
+    # FSETP a < -126 -> MUFU.EX2(a * 0.5) squared by FMUL (the subnormal results)
+    small = decode(u.astype(np.uint64), F32) < -126
+    r = mufu(np.where(small, _fmul_rn(u, 0.5), u))
+    rr = decode(r.astype(np.uint64), F32)
+    return np.where(small, _ieee_f32(rr * rr), r)         # rr * rr exact in float64
+
+
+def _f32_div_approx(a, b, ftz: bool, full: bool) -> np.ndarray:
+    """div.approx{.ftz}.f32 and div.full{.ftz}.f32 as ptxas 13.0 compiles them for sm_90
+    (hw4/results/div_sass.txt), on the MUFU.RCP model; checked on the H200 (hw4/div_verify.sh):
+      .full:      |b| > 2^126 -> a *= 0.25, b *= 0.25   (FMUL{.FTZ})
+      not .ftz:   |b| < 2^-126 (the original b) -> a *= 2^24, b *= 2^24   (FMUL)
+      d = FMUL{.FTZ}(MUFU.RCP(b), a)
+    So div.approx of 2^126 < |b| gives MUFU.RCP's flushed 0 times a: the 0 (NaN for an infinite
+    a) of the PTX ISA; an a * 2^24 that overflows gives +-Inf."""
+    a = np.asarray(a, np.uint64)
+    b = np.asarray(b, np.uint64)
+    a, b = np.broadcast_arrays(a, b)
+
+    def fmul(x, y):
+        return mul(x, y, type="f32", rnd="rn", ftz=ftz).astype(np.uint64)
+
+    def scale(x, s):
+        return fmul(x, np.full(x.shape, np.float32(s).view(np.uint32), np.uint64))
+
+    mag = np.abs(decode(b, F32))
+    if full:
+        huge = mag > 2.0 ** 126                  # FSETP.GT (NaN: false)
+        a, b = np.where(huge, scale(a, 0.25), a), np.where(huge, scale(b, 0.25), b)
+    if not ftz:
+        tiny = mag < 2.0 ** -126                 # FSETP.GEU negated (NaN: false)
+        a, b = np.where(tiny, scale(a, 2.0 ** 24), a), np.where(tiny, scale(b, 2.0 ** 24), b)
+    return out(fmul(_mufu_rcp(b.astype(np.int64)).astype(np.uint64), a), 32)
+
+
+_F32_APPROX = {  # instruction: (the MUFU (.ftz form), the non-.ftz SASS around it)
+    "rcp": (_mufu_rcp, _nonftz_rcp),
+    "sqrt": (lambda u: _mufu_sqrt_rsq(u, "sqrt"),
+             _nonftz_scaled(lambda r: _fmul_rn(r, 2.0 ** -12))),
+    "rsqrt": (lambda u: _mufu_sqrt_rsq(u, "rsqrt"),
+              _nonftz_scaled(lambda r: _fmul_rn(r, 2.0 ** 12))),
+    "ex2": (_mufu_ex2, _nonftz_ex2),
+    "lg2": (_mufu_lg2, _nonftz_scaled(
+        lambda r: _ieee_f32(decode(r.astype(np.uint64), F32) - 24.0))),
+}
+
+
 def _approx(instr, fn, a, type, ftz):
     check_choice(f"{instr}.approx", "type", type, APPROX_TYPES[instr])
     fmt, n = PACKED[type] if type in PACKED else (FMTS[type], 1)
@@ -792,6 +979,8 @@ def _approx(instr, fn, a, type, ftz):
     if ftz and (instr == "tanh" or (instr == "ex2" and fmt is F16)):
         raise illegal(f"{instr}.approx", f".ftz is not defined for {instr}.approx.{type}")
     u = bits(a, fmt.width * n, "a")
+    if fmt is F32 and instr in _F32_APPROX:     # bit-exact sm_90 models (see _F32_APPROX)
+        return _f32_approx(instr, u, ftz)
     table = None
     if fmt in (F16, BF16):
         table = _half_mufu_tables().get(f"{instr}.approx{'.ftz' if ftz else ''}.{fmt.name}")
@@ -812,7 +1001,8 @@ def _approx(instr, fn, a, type, ftz):
 
 
 def rsqrt(a, *, type: str = "f32", ftz: bool = False):
-    """`rsqrt.approx{.ftz}.f32`, `rsqrt.approx.ftz.f64`: 1/sqrt(a); rsqrt(+-0) = +-Inf."""
+    """`rsqrt.approx{.ftz}.f32` (bit-exact sm_90 MUFU.RSQ), `rsqrt.approx.ftz.f64`: 1/sqrt(a);
+    rsqrt(+-0) = +-Inf."""
     def f(x):
         with np.errstate(all="ignore"):
             return np.where(x == 0, np.copysign(np.inf, x), 1.0 / np.sqrt(x))
@@ -822,12 +1012,13 @@ def rsqrt(a, *, type: str = "f32", ftz: bool = False):
 
 
 def ex2(a, *, type: str = "f32", ftz: bool = False):
-    """`ex2.approx{.ftz}.type`: 2^a (ex2(-Inf) = +0)."""
+    """`ex2.approx{.ftz}.type`: 2^a (ex2(-Inf) = +0); f32 is the bit-exact sm_90 MUFU.EX2."""
     return _approx("ex2", np.exp2, a, type, ftz)
 
 
 def lg2(a, *, ftz: bool = False):
-    """`lg2.approx{.ftz}.f32`: log2(a); lg2(+-0) = -Inf, lg2(a < 0) = NaN."""
+    """`lg2.approx{.ftz}.f32`: log2(a); lg2(+-0) = -Inf, lg2(a < 0) = NaN. The bit-exact sm_90
+    MUFU.LG2: near a = 1 it is accurate in absolute terms only (2^-22.6), not relative."""
     return _approx("lg2", lambda x: np.where(x == 0, -np.inf, np.log2(x)), a, "f32", ftz)
 
 
