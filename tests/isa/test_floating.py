@@ -722,8 +722,8 @@ def test_div_approx_full_and_f64_approx_against_recorded_hardware():
         got, hw = F.div(a, b, type="f32", **kw).astype(np.uint32), d["div"][k]
         gn, hn = np.isnan(got.view(np.float32)), np.isnan(hw.view(np.float32))
         assert (gn == hn).all()
-        ulp = np.abs(_ordered(got) - _ordered(hw))[~hn]
-        assert ulp.max() <= 2 and (got == hw).mean() > 0.72, (kw, ulp.max())
+        # bit-exact since the MUFU.RCP model (docs/mufu.md): NaN positions above, bits here
+        assert (got[~hn] == hw[~hn]).all(), (kw, np.count_nonzero(got[~hn] != hw[~hn]))
     x, y = d["x64"], d["y64"]
     got = F.rsqrt(x, type="f64")
     hn = np.isnan(y[0].view(np.float64))
