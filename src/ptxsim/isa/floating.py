@@ -1244,3 +1244,128 @@ def testp(a, *, op: str, type: str) -> np.ndarray:
     sub = is_subnormal(u, fmt)
     return {"finite": ~inf & ~nan, "infinite": inf, "number": ~nan, "notanumber": nan,
             "normal": ~inf & ~nan & ~sub, "subnormal": sub}[op]
+
+
+# --- executor fast paths ------------------------------------------------------------------------
+# Kernels `base.semantics` runs when every operand is a 1-d array of the exact container dtype,
+# (kernel, operand dtypes) or None. They give the bits of the functions above (proof below and
+# differential tests in tests/isa/test_fast_paths_float.py); elements where the cheap
+# computation could differ are recomputed by the general function (`_patch`).
+# - add / sub / mul .rn .f32: numpy's float32 arithmetic is IEEE 754 binary32 with
+#   round-to-nearest-even, subnormals included -- the correctly rounded result the general
+#   path computes; only a NaN result needs the canonical 0x7FFFFFFF.
+# - fma / mad .rn .f32: the float64 product of two f32 is exact, s = RN64(p + c) is the `hi` of
+#   the general path and its f32 cast the result, except where the general path itself takes
+#   the integer rounding (s exactly an f32 midpoint, or below 2^-126, and inexact): those
+#   elements are patched.
+# - .ftz: an element with a subnormal operand, or whose IEEE result is nonzero and at most
+#   2^-126 in magnitude (the only ones the flush rule -- tininess after rounding -- can touch),
+#   is patched; every other element is not flushed by the general path either.
+_QNAN32 = np.uint32(F32.qnan)
+_MAG32 = np.uint32(0x7FFFFFFF)
+_MIN_NORMAL32 = np.uint32(0x00800000)
+_SUB32 = np.uint32(0x007FFFFF)
+
+
+def _canonical_nan32(r: np.ndarray) -> np.ndarray:
+    nan = (r & _MAG32) > np.uint32(F32.inf)
+    if nan.any():
+        r[nan] = _QNAN32
+    return r
+
+
+def _subnormal32(u: np.ndarray) -> np.ndarray:
+    return (u & _MAG32) - np.uint32(1) < _SUB32          # 0 wraps to 0xFFFFFFFF
+
+
+def _patch(r, suspect, general, xs):
+    if suspect.any():
+        r[suspect] = general(*(x[suspect] for x in xs))
+    return r
+
+
+def _f32_binary(ufunc, general, ftz):
+    def kernel(a, b):
+        with np.errstate(all="ignore"):
+            r = ufunc(a.view(np.float32), b.view(np.float32)).view(np.uint32)
+        r = _canonical_nan32(r)
+        if ftz:
+            m = r & _MAG32
+            suspect = ((m <= _MIN_NORMAL32) & (m != 0)) | _subnormal32(a) | _subnormal32(b)
+            r = _patch(r, suspect, general, (a, b))
+        return r
+    return kernel
+
+
+_MID64 = np.uint64((1 << 29) - 1), np.uint64(1 << 28)     # f32 midpoints among float64 bits
+
+
+def _f32_fma(general, ftz):
+    def kernel(a, b, c):
+        with np.errstate(all="ignore"):
+            s = a.view(np.float32).astype(np.float64) * b.view(np.float32) + \
+                c.view(np.float32)
+            r = s.astype(np.float32).view(np.uint32)
+        r = _canonical_nan32(r)
+        suspect = (s.view(np.uint64) & _MID64[0]) == _MID64[1]
+        suspect |= (np.abs(s) < 2.0 ** -126) & (s != 0)
+        if ftz:
+            m = r & _MAG32
+            suspect |= ((m <= _MIN_NORMAL32) & (m != 0)) | _subnormal32(a) | _subnormal32(b) | \
+                _subnormal32(c)
+        return _patch(r, suspect, general, (a, b, c))
+    return kernel
+
+
+def _fast_arith(instr):
+    ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply}.get(instr)
+
+    def build(type, rnd=None, ftz=False, sat=False, relu=False):
+        if type != "f32" or rnd not in ((None, "rn") if ufunc else ("rn",)) or sat or relu:
+            return None
+        general = functools.partial(globals()[instr], type="f32", rnd=rnd, ftz=ftz)
+        if ufunc is not None:
+            return _f32_binary(ufunc, general, ftz), (np.uint32, np.uint32)
+        return _f32_fma(general, ftz), (np.uint32, np.uint32, np.uint32)
+    return build
+
+
+def _fast_minmax(instr):
+    """min / max .f32 {.ftz}: -0 below +0, one NaN operand ignored, two give the canonical NaN
+    (the rules of `_minmax`)."""
+    def build(type, ftz=False, nan=False, xorsign_abs=False, abs=False):  # noqa: A002
+        if type != "f32" or nan or xorsign_abs or abs:
+            return None
+        less = np.less if instr == "min" else np.greater
+        sign_pick = np.uint32(0x80000000) if instr == "min" else np.uint32(0)
+
+        def kernel(a, b):
+            if ftz:
+                a = np.where(_subnormal32(a), a & ~_MAG32, a)
+                b = np.where(_subnormal32(b), b & ~_MAG32, b)
+            x, y = a.view(np.float32), b.view(np.float32)
+            with np.errstate(invalid="ignore"):
+                pick_a = less(x, y) | ((x == y) & ((a & ~_MAG32) == sign_pick))
+            r = np.where(pick_a, a, b)
+            nx, ny = x != x, y != y
+            if nx.any() or ny.any():
+                r = np.where(ny, a, r)
+                r[nx & ny] = _QNAN32
+            return r
+        return kernel, (np.uint32, np.uint32)
+    return build
+
+
+def _fast_signop(instr):
+    def build(type, ftz=False):
+        if type != "f32" or ftz:
+            return None
+        if instr == "abs":
+            return (lambda a: _canonical_nan32(a & _MAG32)), (np.uint32,)
+        return (lambda a: _canonical_nan32(a ^ np.uint32(0x80000000))), (np.uint32,)
+    return build
+
+
+FAST_PATHS = {add: _fast_arith("add"), sub: _fast_arith("sub"), mul: _fast_arith("mul"),
+              fma: _fast_arith("fma"), mad: _fast_arith("mad"), min: _fast_minmax("min"),
+              max: _fast_minmax("max"), abs: _fast_signop("abs"), neg: _fast_signop("neg")}
