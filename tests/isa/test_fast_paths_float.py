@@ -174,3 +174,42 @@ def test_float_guard_falls_back_for_other_dtypes():
     assert f(np.array([0x3F800000], np.uint64), np.array([0x3F800000], np.uint64)).tolist() == \
         [0x40000000]
     assert f(0x3F800000, 0x3F800000).tolist() == [0x40000000]
+
+
+def _half_operands(fmt, k):
+    """k operand arrays of 16-bit patterns: every pair of 16 specials of the format, random
+    bits, and for fma products near the midpoints (few-bit significands) with small addends."""
+    if fmt == "f16":
+        sp = np.array([0, 0x8000, 1, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x3C01, 0x7BFF,
+                       0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x1400], np.uint16)
+    else:
+        sp = np.array([0, 0x8000, 1, 0x8001, 0x007F, 0x0080, 0x3F80, 0xBF80, 0x3F81, 0x7F7F,
+                       0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0x0D00], np.uint16)
+    grid = pairs(sp, k) if k == 2 else pairs(sp[::2], 3)
+    n = 6000
+    rnd = [RNG.integers(0, 1 << 16, n).astype(np.uint16) for _ in range(k)]
+    few = [RNG.integers(0, 1 << 16, n).astype(np.uint16) & np.uint16(0xFFF8) for _ in range(k)]
+    if k == 3:       # addends 8..20 binades below the product
+        few[2] = few[0] - np.uint16((12 << (10 if fmt == "f16" else 7)))
+    return [np.concatenate([g, r, f]) for g, r, f in zip(grid, rnd, few)]
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16"])
+@pytest.mark.parametrize("instr", ["add", "sub", "mul", "fma"])
+def test_half_and_packed_arith_fast_path(instr, fmt):
+    k = 3 if instr == "fma" else 2
+    ops = _half_operands(fmt, k)
+    rn = "rn." if instr == "fma" or RNG.random() < 0.5 else ""
+    check_same(f"{instr}.{rn}{fmt}", *ops)
+    packed = [(x.astype(np.uint32) << np.uint32(16)) | np.roll(x, 7) for x in ops]
+    check_same(f"{instr}.rn.{fmt}x2", *packed)
+
+
+def test_half_arith_by_hand():
+    # f16: 1 + 2^-11 (a tie) rounds to even 1.0; 65504 + 16 -> Inf. bf16: 1 + 2^-8 -> 1.0,
+    # (1 + 2^-7) + 2^-8 -> 1 + 2^-6 (tie to even up)
+    h = np.array([0x3C00, 0x7BFF], np.uint16), np.array([0x1000, 0x4C00], np.uint16)
+    assert semantics("add.rn.f16")(*h).tolist() == [0x3C00, 0x7C00]
+    a = np.array([0x3F80 << 16 | 0x3F81], np.uint32)
+    b = np.array([0x3B80 << 16 | 0x3B80], np.uint32)
+    assert semantics("add.rn.bf16x2")(a, b).tolist() == [0x3F80 << 16 | 0x3F82]

@@ -1317,10 +1317,76 @@ def _f32_fma(general, ftz):
     return kernel
 
 
+# - .f16 / .f16x2 / .bf16 / .bf16x2 (.rn, no .ftz / .sat / .relu): per 16-bit lane, s = the
+#   float64 result (exact for add / sub / mul: at most 40 significant bits; fma as for f32).
+#   f16: numpy's float64 -> float16 cast is `_round_rn_fast`'s; the fma midpoint / tiny
+#   elements are patched. bf16: RN to f32, then RN to bf16 on the bits. That equals one
+#   rounding of the exact value unless the f32 value is itself a bf16 midpoint (low 16 bits
+#   0x8000): bf16 values and midpoints are f32 values, and rounding is monotonic, so any other
+#   f32 value lies strictly on the exact value's side of every bf16 value and midpoint. Those
+#   elements, and tiny ones, are patched.
+_HALF_LANES = {"f16": (F16, 1), "f16x2": (F16, 2), "bf16": (BF16, 1), "bf16x2": (BF16, 2)}
+_MID_F16 = np.uint64((1 << 42) - 1), np.uint64(1 << 41)
+
+
+def _half_to_f64(h, fmt):
+    if fmt is F16:
+        return h.view(np.float16).astype(np.float64)
+    return (h.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+
+
+def _half_round(s, fmt, exact):
+    """(bits uint16, suspect) of the float64 s rounded to nearest fmt."""
+    if fmt is F16:
+        r = s.astype(np.float16).view(np.uint16)
+        if exact:
+            suspect = None
+        else:
+            suspect = ((s.view(np.uint64) & _MID_F16[0]) == _MID_F16[1]) | \
+                ((np.abs(s) < 2.0 ** -14) & (s != 0))
+    else:
+        r32 = s.astype(np.float32).view(np.uint32)
+        r = ((r32 + (np.uint32(0x7FFF) + ((r32 >> np.uint32(16)) & np.uint32(1)))) >>
+             np.uint32(16)).astype(np.uint16)
+        suspect = ((r32 & np.uint32(0xFFFF)) == np.uint32(0x8000)) | \
+            ((np.abs(s) < 2.0 ** -126) & (s != 0))
+    nan = s != s
+    if nan.any():
+        r[nan] = np.uint16(0x7FFF)
+    return r, suspect
+
+
+def _half_kernel(instr, type, general):
+    fmt, n = _HALF_LANES[type]
+    op = {"add": np.add, "sub": np.subtract, "mul": np.multiply}.get(instr)
+
+    def lane_result(xs):
+        vals = [_half_to_f64(x, fmt) for x in xs]
+        with np.errstate(all="ignore"):
+            s = op(vals[0], vals[1]) if op is not None else vals[0] * vals[1] + vals[2]
+            return _half_round(s, fmt, op is not None)
+
+    def kernel(*xs):
+        if n == 1:
+            r, suspect = lane_result(xs)
+        else:
+            lo, s_lo = lane_result([x.astype(np.uint16) for x in xs])
+            hi, s_hi = lane_result([(x >> np.uint32(16)).astype(np.uint16) for x in xs])
+            r = (hi.astype(np.uint32) << np.uint32(16)) | lo
+            suspect = None if s_lo is None else s_lo | s_hi
+        return r if suspect is None else _patch(r, suspect, general, xs)
+    dt = np.uint16 if n == 1 else np.uint32
+    return kernel, (dt,) * (2 if op is not None else 3)
+
+
 def _fast_arith(instr):
     ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply}.get(instr)
 
     def build(type, rnd=None, ftz=False, sat=False, relu=False):
+        if type in _HALF_LANES and rnd in ((None, "rn") if ufunc else ("rn",)) and not (
+                ftz or sat or relu) and instr != "mad":
+            return _half_kernel(instr, type, functools.partial(globals()[instr], type=type,
+                                                               rnd=rnd))
         if type != "f32" or rnd not in ((None, "rn") if ufunc else ("rn",)) or sat or relu:
             return None
         general = functools.partial(globals()[instr], type="f32", rnd=rnd, ftz=ftz)

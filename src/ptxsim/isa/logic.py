@@ -180,18 +180,32 @@ def _fast_not(type):
 
 
 def _fast_shift(left):
+    """shl / shr with amounts as the clamp of 9.7.8.x wants them: numpy's shifts of 32- and
+    64-bit integers already give 0 (sign fill for signed >>) for an amount >= the width, also for
+    amounts that are negative as int32 (tests: every amount 0..299 and 2^32 - 1); 16-bit
+    operands clamp explicitly."""
     def build(type):
         if type not in (SHL_TYPES if left else SHR_TYPES):
             return None
         t = INT_TYPES[type]
         w, dt = t.width, _U[t.width]
+        op = np.left_shift if left else np.right_shift
+        signed = t.signed and not left
+        if w == 32:
+            if signed:
+                return (lambda a, b: (a.view(np.int32) >> b.view(np.int32)).view(dt)), \
+                    (dt, np.uint32)
+            return op, (dt, np.uint32)
+        if w == 64:
+            if signed:
+                return (lambda a, b: (a.view(np.int64) >> b).view(dt)), (dt, np.uint32)
+            return op, (dt, np.uint32)
         top = np.uint32(w - 1)
-        if not left and t.signed:       # arithmetic: an amount >= w fills with the sign, as w-1
+        if signed:
             s = _S[w]
             return (lambda a, b: (a.view(s) >> np.minimum(b, top).astype(s)).view(dt)), \
                 (dt, np.uint32)
         zero, wide = dt(0), np.uint32(w)
-        op = np.left_shift if left else np.right_shift
         return (lambda a, b: np.where(b >= wide, zero, op(a, np.minimum(b, top).astype(dt)))), \
             (dt, np.uint32)
     return build
