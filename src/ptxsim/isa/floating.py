@@ -1302,13 +1302,15 @@ _MID64 = np.uint64((1 << 29) - 1), np.uint64(1 << 28)     # f32 midpoints among 
 
 def _f32_fma(general, ftz):
     def kernel(a, b, c):
+        z = c.view(np.float32).astype(np.float64)
         with np.errstate(all="ignore"):
-            s = a.view(np.float32).astype(np.float64) * b.view(np.float32) + \
-                c.view(np.float32)
+            p = a.view(np.float32).astype(np.float64) * b.view(np.float32)
+            s = p + z
             r = s.astype(np.float32).view(np.uint32)
-        r = _canonical_nan32(r)
-        suspect = (s.view(np.uint64) & _MID64[0]) == _MID64[1]
-        suspect |= (np.abs(s) < 2.0 ** -126) & (s != 0)
+            r = _canonical_nan32(r)
+            # `_round_rn_fast`'s integer-path elements: (lo != 0) & (midpoint | tiny)
+            suspect = _inexact_sum(p, z, s, ((s.view(np.uint64) & _MID64[0]) == _MID64[1]) |
+                                   ((np.abs(s) < 2.0 ** -126) & (s != 0)))
         if ftz:
             m = r & _MAG32
             suspect |= ((m <= _MIN_NORMAL32) & (m != 0)) | _subnormal32(a) | _subnormal32(b) | \
@@ -1324,7 +1326,10 @@ def _f32_fma(general, ftz):
 #   rounding of the exact value unless the f32 value is itself a bf16 midpoint (low 16 bits
 #   0x8000): bf16 values and midpoints are f32 values, and rounding is monotonic, so any other
 #   f32 value lies strictly on the exact value's side of every bf16 value and midpoint. Those
-#   elements, and tiny ones, are patched.
+#   elements, and tiny ones, are patched -- for add / sub / mul only where the f32 cast was
+#   inexact: s is then the exact value (a float64 add is inexact only for an exponent gap
+#   above 45, which puts the sum far from every bf16 midpoint; products have 16 bits), and an
+#   f32 value equal to s is rounded once.
 _HALF_LANES = {"f16": (F16, 1), "f16x2": (F16, 2), "bf16": (BF16, 1), "bf16x2": (BF16, 2)}
 _MID_F16 = np.uint64((1 << 42) - 1), np.uint64(1 << 41)
 
@@ -1335,21 +1340,33 @@ def _half_to_f64(h, fmt):
     return (h.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
 
 
-def _half_round(s, fmt, exact):
-    """(bits uint16, suspect) of the float64 s rounded to nearest fmt."""
+def _inexact_sum(p, c, s, sel):
+    """Narrow `sel` to the elements where s = RN64(p + c) is inexact (`_two_sum`'s error,
+    computed for the selected elements only)."""
+    if sel.any():
+        sel[sel] = _two_sum(p[sel], c[sel])[1] != 0
+    return sel
+
+
+def _half_round(s, fmt, pc=None):
+    """(bits uint16, elements to patch) of the float64 s rounded to nearest fmt; pc = (p, c)
+    for fma (s = RN64(p + c)), None when s is exact."""
+    tiny = (np.abs(s) < 2.0 ** fmt.emin) & (s != 0)
     if fmt is F16:
         r = s.astype(np.float16).view(np.uint16)
-        if exact:
-            suspect = None
-        else:
-            suspect = ((s.view(np.uint64) & _MID_F16[0]) == _MID_F16[1]) | \
-                ((np.abs(s) < 2.0 ** -14) & (s != 0))
+        mid = (s.view(np.uint64) & _MID_F16[0]) == _MID_F16[1]
+        # `_round_rn_fast`'s integer-path elements: (lo != 0) & (midpoint | tiny)
+        suspect = None if pc is None else _inexact_sum(*pc, s, mid | tiny)
     else:
         r32 = s.astype(np.float32).view(np.uint32)
         r = ((r32 + (np.uint32(0x7FFF) + ((r32 >> np.uint32(16)) & np.uint32(1)))) >>
              np.uint32(16)).astype(np.uint16)
-        suspect = ((r32 & np.uint32(0xFFFF)) == np.uint32(0x8000)) | \
-            ((np.abs(s) < 2.0 ** -126) & (s != 0))
+        mid = (r32 & np.uint32(0xFFFF)) == np.uint32(0x8000)
+        cast_exact = r32.view(np.float32) == s
+        suspect = mid & ~cast_exact     # an exact s that is an f32 value is rounded once
+        if pc is not None:
+            suspect |= _inexact_sum(*pc, s, mid & cast_exact)
+        suspect |= tiny
     nan = s != s
     if nan.any():
         r[nan] = np.uint16(0x7FFF)
@@ -1363,8 +1380,10 @@ def _half_kernel(instr, type, general):
     def lane_result(xs):
         vals = [_half_to_f64(x, fmt) for x in xs]
         with np.errstate(all="ignore"):
-            s = op(vals[0], vals[1]) if op is not None else vals[0] * vals[1] + vals[2]
-            return _half_round(s, fmt, op is not None)
+            if op is not None:
+                return _half_round(op(vals[0], vals[1]), fmt)
+            p = vals[0] * vals[1]
+            return _half_round(p + vals[2], fmt, (p, vals[2]))
 
     def kernel(*xs):
         if n == 1:
