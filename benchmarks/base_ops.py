@@ -96,7 +96,27 @@ def cases(n: int, rng):
             ("fma.rn.f16x2", (hx2(), hx2(), hx2()), lambda: fv(a) * fv(b) + fv(c)),
             ("add.rn.bf16x2", (bfx2(), bfx2()), lambda: fv(a) + fv(b)),
             ("fma.rn.bf16x2", (bfx2(), bfx2(), bfx2()), lambda: fv(a) * fv(b) + fv(c)),
-        ]
+        ] + _warp_cases(n, x, pr)
+
+
+def _warp_cases(n, x, pr):
+    """shfl / vote over (n // 32, 32) with every thread active and a full membermask (what the
+    executor passes for converged warps)."""
+    w = n // 32
+    xs, ps = x.reshape(w, 32), pr.reshape(w, 32)
+    full = np.full((w, 32), 0xFFFFFFFF, U32)
+    act = {"active": np.ones((w, 32), bool)}
+    cl = np.full((w, 32), 0x1F, U32)
+    lane = np.arange(32)
+    return [
+        ("shfl.sync.bfly.b32", (xs, np.full((w, 32), 4, U32), cl, full), act,
+         lambda: np.take_along_axis(xs, np.broadcast_to(lane ^ 4, (w, 32)), 1)),
+        ("shfl.sync.idx.b32", (xs, np.zeros((w, 32), U32), cl, full), act,
+         lambda: np.take_along_axis(xs, np.zeros((w, 32), np.intp), 1)),
+        ("vote.sync.ballot.b32", (ps, full), act,
+         lambda: np.packbits(ps, axis=1, bitorder="little")),
+        ("vote.sync.any.pred", (ps, full), act, lambda: ps.any(1)),
+    ]
 
 
 def _median_us(fn, reps: int) -> float:
@@ -118,11 +138,12 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(2026)
     print(f"{'opcode':22s} {'ptxsim us':>10s} {'numpy us':>9s} {'ratio':>6s}   "
           f"({args.threads} threads, median of {args.reps})")
-    for opcode, ops, ref in cases(args.threads, rng):
+    for opcode, ops, *kw, ref in cases(args.threads, rng):
         if args.only not in opcode:
             continue
         fn = semantics(opcode)
-        t = _median_us(lambda: fn(*ops), args.reps)
+        kw = kw[0] if kw else {}
+        t = _median_us(lambda: fn(*ops, **kw), args.reps)
         with np.errstate(all="ignore"):
             t_np = _median_us(ref, args.reps)
         print(f"{opcode:22s} {t:10.1f} {t_np:9.1f} {t / t_np:6.1f}")

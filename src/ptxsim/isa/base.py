@@ -66,7 +66,8 @@ def _is_float(t):
 # tests: tests/isa/test_fast_paths_*.py); anything else goes to the general function, with its
 # checks and errors.
 FAST_PATHS = {**integer.FAST_PATHS, **logic.FAST_PATHS, **compare.FAST_PATHS,
-              **floating.FAST_PATHS, **convert.FAST_PATHS}
+              **floating.FAST_PATHS, **convert.FAST_PATHS, **warp.FAST_PATHS}
+WARP_FAST = set(warp.FAST_PATHS)
 
 
 def _guarded(general, kernel, dtypes):
@@ -89,13 +90,40 @@ def _guarded(general, kernel, dtypes):
     return run
 
 
+FULL_MASK = np.uint32(0xFFFFFFFF)
+
+
+def _guarded_warp(general, kernel, dtypes):
+    """The guard of the warp collectives: (warps, 32) operands of the kernel's dtypes, every
+    thread active (`active=`), the membermask (the last operand) 0xFFFFFFFF everywhere."""
+    n = len(dtypes)
+    dts = tuple(np.dtype(d) for d in dtypes)
+    nd = np.ndarray
+
+    def run(*args, active=None):
+        if len(args) == n and type(active) is nd and active.dtype == np.bool_ and \
+                active.ndim == 2 and active.shape[1] == 32:
+            shape = active.shape
+            for x, d in zip(args, dts):
+                if type(x) is not nd or x.dtype != d or x.shape != shape:
+                    break
+            else:
+                if active.all() and (args[-1] == FULL_MASK).all():
+                    return kernel(*args)
+        return general(*args, active=active)
+    run.general, run.kernel = general, kernel
+    return run
+
+
 def _with_fast_path(fn):
     """`fn` (a functools.partial of a module function) with its fast kernel in front, if any."""
     build = FAST_PATHS.get(getattr(fn, "func", None))
     if build is None or fn.args:
         return fn
     got = build(**fn.keywords)
-    return fn if got is None else _guarded(fn, *got)
+    if got is None:
+        return fn
+    return (_guarded_warp if fn.func in WARP_FAST else _guarded)(fn, *got)
 
 
 @functools.lru_cache(maxsize=4096)
