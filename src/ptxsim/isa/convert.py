@@ -410,10 +410,11 @@ def _int_from_f32(dst, rnd):
     def kernel(a):
         with np.errstate(invalid="ignore"):
             y = f(a.view(np.float32))
-            over, under = y >= hi, y < lo
-            r = np.where(over | under | (y != y), np.float32(0), y).astype(it)
-        r[over] = top
-        r[under] = bottom
+            inside = (y >= lo) & (y < hi)         # False for NaN
+            r = y.astype(it)
+            if not inside.all():                  # the clamp and NaN -> 0 of `_float_to_int`
+                r[~inside] = np.where(y[~inside] >= hi, top, np.where(y[~inside] < lo, bottom,
+                                                                        it(0)))
         return r.view(ut)
     return kernel
 
