@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim.isa import regs
-from ptxsim.isa.floating import BF16, F16, F32, F64, FMTS, decode
+from ptxsim.isa.floating import BF16, F16, F32, F64, FMTS, _flush32, decode
 from ptxsim.isa.regs import INT_TYPES, bits, check_choice, illegal, out
 
 # 9.7.7.1, Tables "Operators for signed integer, unsigned integer, and bit-size types" and
@@ -194,8 +194,6 @@ def _ieee_cmp(cmp):
     }[cmp]
 
 
-_F32_EXP = np.uint32(0x7F800000)
-
 
 def _fast_compare(cmp, type, ftz):
     """(a, b) -> bool of `a CmpOp b` for the scalar types, or None."""
@@ -223,11 +221,8 @@ def _fast_compare(cmp, type, ftz):
         return f32, np.uint32
 
     def f32_ftz(a, b):                     # .ftz: a subnormal operand compares as zero
-        x, y = a.view(np.float32), b.view(np.float32)
-        x = np.where((a & _F32_EXP) == 0, np.float32(0), x)
-        y = np.where((b & _F32_EXP) == 0, np.float32(0), y)
         with np.errstate(invalid="ignore"):
-            return op(x, y)
+            return op(_flush32(a).view(np.float32), _flush32(b).view(np.float32))
     return f32_ftz, np.uint32
 
 

@@ -1278,6 +1278,17 @@ def _subnormal32(u: np.ndarray) -> np.ndarray:
     return (u & _MAG32) - np.uint32(1) < _SUB32          # 0 wraps to 0xFFFFFFFF
 
 
+def _tiny_result32(r: np.ndarray) -> np.ndarray:
+    """0 < |r| <= 2^-126: the results the .ftz flush rule can touch."""
+    return (r & _MAG32) - np.uint32(1) < _MIN_NORMAL32      # 0 wraps to 0xFFFFFFFF
+
+
+def _flush32(u: np.ndarray) -> np.ndarray:
+    """.ftz of an operand: subnormals -> zero of the same sign (a copy only when needed)."""
+    sub = _subnormal32(u)
+    return np.where(sub, u & ~_MAG32, u) if sub.any() else u
+
+
 def _patch(r, suspect, general, xs):
     if suspect.any():
         r[suspect] = general(*(x[suspect] for x in xs))
@@ -1290,8 +1301,7 @@ def _f32_binary(ufunc, general, ftz):
             r = ufunc(a.view(np.float32), b.view(np.float32)).view(np.uint32)
         r = _canonical_nan32(r)
         if ftz:
-            m = r & _MAG32
-            suspect = ((m <= _MIN_NORMAL32) & (m != 0)) | _subnormal32(a) | _subnormal32(b)
+            suspect = _tiny_result32(r) | _subnormal32(a) | _subnormal32(b)
             r = _patch(r, suspect, general, (a, b))
         return r
     return kernel
@@ -1312,9 +1322,7 @@ def _f32_fma(general, ftz):
             suspect = _inexact_sum(p, z, s, ((s.view(np.uint64) & _MID64[0]) == _MID64[1]) |
                                    ((np.abs(s) < 2.0 ** -126) & (s != 0)))
         if ftz:
-            m = r & _MAG32
-            suspect |= ((m <= _MIN_NORMAL32) & (m != 0)) | _subnormal32(a) | _subnormal32(b) | \
-                _subnormal32(c)
+            suspect |= _tiny_result32(r) | _subnormal32(a) | _subnormal32(b) | _subnormal32(c)
         return _patch(r, suspect, general, (a, b, c))
     return kernel
 
@@ -1426,8 +1434,7 @@ def _fast_minmax(instr):
 
         def kernel(a, b):
             if ftz:
-                a = np.where(_subnormal32(a), a & ~_MAG32, a)
-                b = np.where(_subnormal32(b), b & ~_MAG32, b)
+                a, b = _flush32(a), _flush32(b)
             x, y = a.view(np.float32), b.view(np.float32)
             with np.errstate(invalid="ignore"):
                 pick_a = less(x, y) | ((x == y) & ((a & ~_MAG32) == sign_pick))
