@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ptxsim.isa import compare, convert, floating, integer, logic, warp
 from ptxsim.isa.regs import illegal
 
@@ -57,10 +59,81 @@ def _is_float(t):
     return t in FLOAT_T
 
 
+# Fast paths (each module's FAST_PATHS: public function -> builder of (kernel, operand dtypes) from
+# the function's qualifier keywords, None for a form that keeps the general path). A kernel runs
+# only when the operands are exactly what the executor passes -- 1-d numpy arrays of one shape,
+# each of the kernel's container dtype -- and gives the general function's bits (differential
+# tests: tests/isa/test_fast_paths_*.py); anything else goes to the general function, with its
+# checks and errors.
+FAST_PATHS = {**integer.FAST_PATHS, **logic.FAST_PATHS, **compare.FAST_PATHS,
+              **floating.FAST_PATHS, **convert.FAST_PATHS, **warp.FAST_PATHS}
+WARP_FAST = set(warp.FAST_PATHS)
+
+
+def _guarded(general, kernel, dtypes):
+    n = len(dtypes)
+    dts = tuple(np.dtype(d) for d in dtypes)
+    nd = np.ndarray
+
+    def run(*args, **kw):
+        if not kw and len(args) == n:
+            a0 = args[0]
+            if type(a0) is nd and a0.ndim == 1:
+                shape = a0.shape
+                for x, d in zip(args, dts):
+                    if type(x) is not nd or x.dtype != d or x.shape != shape:
+                        break
+                else:
+                    return kernel(*args)
+        return general(*args, **kw)
+    run.general, run.kernel = general, kernel
+    return run
+
+
+FULL_MASK = np.uint32(0xFFFFFFFF)
+
+
+def _guarded_warp(general, kernel, dtypes):
+    """The guard of the warp collectives: (warps, 32) operands of the kernel's dtypes, every
+    thread active (`active=`), the membermask (the last operand) 0xFFFFFFFF everywhere."""
+    n = len(dtypes)
+    dts = tuple(np.dtype(d) for d in dtypes)
+    nd = np.ndarray
+
+    def run(*args, active=None):
+        if len(args) == n and type(active) is nd and active.dtype == np.bool_ and \
+                active.ndim == 2 and active.shape[1] == 32:
+            shape = active.shape
+            for x, d in zip(args, dts):
+                if type(x) is not nd or x.dtype != d or x.shape != shape:
+                    break
+            else:
+                if active.all() and (args[-1] == FULL_MASK).all():
+                    return kernel(*args)
+        return general(*args, active=active)
+    run.general, run.kernel = general, kernel
+    return run
+
+
+def _with_fast_path(fn):
+    """`fn` (a functools.partial of a module function) with its fast kernel in front, if any."""
+    build = FAST_PATHS.get(getattr(fn, "func", None))
+    if build is None or fn.args:
+        return fn
+    got = build(**fn.keywords)
+    if got is None:
+        return fn
+    return (_guarded_warp if fn.func in WARP_FAST else _guarded)(fn, *got)
+
+
 @functools.lru_cache(maxsize=4096)
 def semantics(opcode: str):
     """A callable taking the instruction's source operands in PTX order (a carry-in CC.CF last
     for addc/subc/madc; `active=` for the warp collectives) and returning its result(s)."""
+    return _with_fast_path(_semantics(opcode))
+
+
+def _semantics(opcode: str):
     op, types, rnd, flags = _split(opcode)
     P = functools.partial
     if op in ("add", "sub"):
@@ -260,7 +333,9 @@ def _setp(opcode, f, t):
     cmp = _cmp_of(opcode, f)
     bool_op = _bool_of(f, cmp)
     fn = functools.partial(compare.setp, cmp=cmp, type=t, ftz="ftz" in f, bool_op=bool_op)
-    return fn if bool_op is None else (lambda a, b, c: fn(a, b, c=c))
+    general = fn if bool_op is None else (lambda a, b, c: fn(a, b, c=c))
+    got = compare._fast_setp(cmp, t, "ftz" in f, bool_op)
+    return general if got is None else _guarded(general, *got)
 
 
 def _cvt(opcode, types, rnd, flags):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim.isa import regs
-from ptxsim.isa.floating import BF16, F16, F32, F64, FMTS, decode
+from ptxsim.isa.floating import BF16, F16, F32, F64, FMTS, _flush32, decode
 from ptxsim.isa.regs import INT_TYPES, bits, check_choice, illegal, out
 
 # 9.7.7.1, Tables "Operators for signed integer, unsigned integer, and bit-size types" and
@@ -165,3 +165,91 @@ def slct(a, b, c, *, dtype: str, ctype: str, ftz: bool = False) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             cond = decode(bits(c, 32, "c"), F32, ftz) >= 0
     return out(np.where(cond, bits(a, w, "a"), bits(b, w, "b")), w)
+
+
+# --- executor fast paths ------------------------------------------------------------------------
+# Kernels `base.semantics` runs when every operand is a 1-d array of the exact container dtype:
+# comparisons on views of the register bits (int32 for signed, float32 / float64 for floats --
+# decoding f32 / f64 to float64 is exact, so comparing the narrow values gives the same truth),
+# no per-call checks. (kernel, operand dtypes) or None. Bit-identity with the functions above:
+# tests/isa/test_fast_paths_float.py and test_fast_paths_integer.py.
+_U = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+_S = {16: np.int16, 32: np.int32, 64: np.int64}
+_INT_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal,
+            "hi": np.greater, "hs": np.greater_equal}
+
+
+def _ieee_cmp(cmp):
+    """The 14 float CmpOps (9.7.7.1) from IEEE comparisons, which are false for a NaN operand
+    except !=: ordered ne = lt | gt, an unordered op = NOT the opposite ordered one."""
+    lt, le, gt, ge, eq = np.less, np.less_equal, np.greater, np.greater_equal, np.equal
+    return {
+        "eq": eq, "lt": lt, "le": le, "gt": gt, "ge": ge,
+        "ne": lambda x, y: lt(x, y) | gt(x, y),
+        "equ": lambda x, y: ~(lt(x, y) | gt(x, y)), "neu": np.not_equal,
+        "ltu": lambda x, y: ~ge(x, y), "leu": lambda x, y: ~gt(x, y),
+        "gtu": lambda x, y: ~le(x, y), "geu": lambda x, y: ~lt(x, y),
+        "num": lambda x, y: eq(x, x) & eq(y, y), "nan": lambda x, y: (x != x) | (y != y),
+    }[cmp]
+
+
+
+def _fast_compare(cmp, type, ftz):
+    """(a, b) -> bool of `a CmpOp b` for the scalar types, or None."""
+    if type in INT_CMP_TYPES:
+        if cmp not in cmp_ops_for(type) or ftz:
+            return None
+        t = INT_TYPES[type]
+        op = _INT_CMP[cmp]
+        if t.signed and cmp not in ("lo", "ls", "hi", "hs"):
+            s = _S[t.width]
+            return (lambda a, b: op(a.view(s), b.view(s))), _U[t.width]
+        return op, _U[t.width]
+    if type not in ("f32", "f64") or cmp not in FLOAT_OPS or (ftz and type != "f32"):
+        return None
+    op = _ieee_cmp(cmp)
+    if type == "f64":
+        def f64(a, b):
+            with np.errstate(invalid="ignore"):
+                return op(a.view(np.float64), b.view(np.float64))
+        return f64, np.uint64
+    if not ftz:
+        def f32(a, b):
+            with np.errstate(invalid="ignore"):
+                return op(a.view(np.float32), b.view(np.float32))
+        return f32, np.uint32
+
+    def f32_ftz(a, b):                     # .ftz: a subnormal operand compares as zero
+        with np.errstate(invalid="ignore"):
+            return op(_flush32(a).view(np.float32), _flush32(b).view(np.float32))
+    return f32_ftz, np.uint32
+
+
+def _fast_setp(cmp, type, ftz=False, bool_op=None):
+    """setp -> (p, q); with a BoolOp the kernel takes the predicate c third."""
+    got = _fast_compare(cmp, type, ftz)
+    if got is None or bool_op not in (None,) + BOOL_OPS:
+        return None
+    t, dt = got
+    if bool_op is None:
+        def setp0(a, b):
+            p = t(a, b)
+            return p, ~p
+        return setp0, (dt, dt)
+    comb = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[bool_op]
+
+    def setp_c(a, b, c):
+        p = t(a, b)
+        return comb(p, c), comb(~p, c)
+    return setp_c, (dt, dt, np.bool_)
+
+
+def _fast_selp(type):
+    if type not in SELP_TYPES:
+        return None
+    dt = _U[64 if type.endswith("64") else (16 if type.endswith("16") else 32)]
+    return (lambda a, b, c: np.where(c, a, b)), (dt, dt, np.bool_)
+
+
+FAST_PATHS = {selp: _fast_selp}

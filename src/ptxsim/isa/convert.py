@@ -354,3 +354,108 @@ def mov_unpack(x, *, type: str, n: int = 2) -> list[np.ndarray]:
         return [out((word >> np.uint64(w * i)) & m, w) for word in (lo, hi) for i in range(per)]
     u = bits(x, w * n, "x")
     return [out((u >> np.uint64(w * i)) & m, w) for i in range(n)]
+
+
+# --- executor fast paths ------------------------------------------------------------------------
+# Kernels `base.semantics` runs when the operand is a 1-d array of the exact container dtype,
+# (kernel, operand dtypes) or None; they give the bits of `cvt` / `cvt_x2` above (differential
+# tests: tests/isa/test_fast_paths_float.py):
+# - f16 <- f32 .rn: numpy's float32 -> float16 cast rounds to nearest-even, subnormals and
+#   overflow included; f32 <- f16 is exact. A NaN becomes the canonical NaN (as above).
+# - bf16 <- f32 .rn: round-to-nearest-even on the bits (add 0x7FFF + the kept lsb, drop 16 bits;
+#   bf16 has f32's exponent range, so subnormals and the carry into Inf need nothing else).
+# - f32 <- bf16: a 16-bit shift (the general path's rule, NaNs included).
+# - f32 <- s32 / u32 .rn: exact in float64, one rounding by the float64 -> float32 cast.
+# - s32 / u32 <- f32 with an integer rounding: numpy's float32 rint / trunc / floor / ceil are
+#   exact, then the clamp and NaN -> 0 of `_float_to_int`.
+# - int <- int without .sat: sign / zero extension or truncation by numpy's casts.
+_FU = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_FS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_IROUND32 = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
+_MAG32 = np.uint32(0x7FFFFFFF)
+_INF32 = np.uint32(0x7F800000)
+
+
+def _nan_to(r, u, mag, inf, qnan):
+    nan = (u & mag) > inf
+    if nan.any():
+        r[nan] = qnan
+    return r
+
+
+def _f16_from_f32(a):
+    with np.errstate(all="ignore"):
+        r = a.view(np.float32).astype(np.float16).view(np.uint16)
+    return _nan_to(r, a, _MAG32, _INF32, np.uint16(0x7FFF))
+
+
+def _f32_from_f16(a):
+    r = a.view(np.float16).astype(np.float32).view(np.uint32)
+    return _nan_to(r, a, np.uint16(0x7FFF), np.uint16(0x7C00), np.uint32(0x7FFFFFFF))
+
+
+def _bf16_from_f32(a):
+    r = ((a + (np.uint32(0x7FFF) + ((a >> np.uint32(16)) & np.uint32(1)))) >>
+         np.uint32(16)).astype(np.uint16)
+    return _nan_to(r, a, _MAG32, _INF32, np.uint16(0x7FFF))
+
+
+def _int_from_f32(dst, rnd):
+    w = dst.width
+    lo, hi = np.float32(dst.min), np.float32(2.0 ** (w - 1) if dst.signed else 2.0 ** w)
+    it, ut = (_FS if dst.signed else _FU)[w], _FU[w]
+    top, bottom = it(dst.max), it(dst.min)
+    f = _IROUND32[rnd]
+
+    def kernel(a):
+        with np.errstate(invalid="ignore"):
+            y = f(a.view(np.float32))
+            inside = (y >= lo) & (y < hi)         # False for NaN
+            r = y.astype(it)
+            if not inside.all():                  # the clamp and NaN -> 0 of `_float_to_int`
+                r[~inside] = np.where(y[~inside] >= hi, top, np.where(y[~inside] < lo, bottom,
+                                                                        it(0)))
+        return r.view(ut)
+    return kernel
+
+
+def _fast_cvt(dtype, atype, rnd=None, ftz=False, sat=False, relu=False, satfinite=False):
+    if ftz or sat or relu or satfinite:
+        return None
+    key = (dtype, atype, rnd)
+    if key == ("f16", "f32", "rn"):
+        return _f16_from_f32, (np.uint32,)
+    if key == ("f32", "f16", None):
+        return _f32_from_f16, (np.uint16,)
+    if key == ("bf16", "f32", "rn"):
+        return _bf16_from_f32, (np.uint32,)
+    if key == ("f32", "bf16", None):
+        return (lambda a: a.astype(np.uint32) << np.uint32(16)), (np.uint16,)
+    if key in (("f32", "s32", "rn"), ("f32", "u32", "rn")):
+        src = np.int32 if atype == "s32" else np.uint32
+        return (lambda a: a.view(src).astype(np.float64).astype(np.float32).view(np.uint32)), \
+            (np.uint32,)
+    if atype == "f32" and dtype in ("s32", "u32") and rnd in IRND:
+        return _int_from_f32(INT_TYPES[dtype], rnd), (np.uint32,)
+    if atype in INT_CVT and dtype in INT_CVT and rnd is None:
+        src, dst = INT_TYPES[atype], INT_TYPES[dtype]
+        if "bf16" in (dtype, atype):
+            return None
+        du = _FU[dst.width]
+        if src.signed:
+            si, di = _FS[src.width], _FS[dst.width]
+            return (lambda a: a.view(si).astype(di).view(du)), (_FU[src.width],)
+        return (lambda a: a.astype(du)), (_FU[src.width],)
+    return None
+
+
+def _fast_cvt_x2(dtype, atype, rnd, relu=False, satfinite=False):
+    """cvt.rn.{f16x2,bf16x2}.f32 d, a, b: a in the upper half."""
+    if atype != "f32" or rnd != "rn" or relu or satfinite or dtype not in ("f16x2", "bf16x2"):
+        return None
+    half = _f16_from_f32 if dtype == "f16x2" else _bf16_from_f32
+    return (lambda a, b: (half(a).astype(np.uint32) << np.uint32(16)) | half(b)), \
+        (np.uint32, np.uint32)
+
+
+FAST_PATHS = {cvt: _fast_cvt, cvt_x2: _fast_cvt_x2}

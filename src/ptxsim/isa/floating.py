@@ -1244,3 +1244,220 @@ def testp(a, *, op: str, type: str) -> np.ndarray:
     sub = is_subnormal(u, fmt)
     return {"finite": ~inf & ~nan, "infinite": inf, "number": ~nan, "notanumber": nan,
             "normal": ~inf & ~nan & ~sub, "subnormal": sub}[op]
+
+
+# --- executor fast paths ------------------------------------------------------------------------
+# Kernels `base.semantics` runs when every operand is a 1-d array of the exact container dtype,
+# (kernel, operand dtypes) or None. They give the bits of the functions above (proof below and
+# differential tests in tests/isa/test_fast_paths_float.py); elements where the cheap
+# computation could differ are recomputed by the general function (`_patch`).
+# - add / sub / mul .rn .f32: numpy's float32 arithmetic is IEEE 754 binary32 with
+#   round-to-nearest-even, subnormals included -- the correctly rounded result the general
+#   path computes; only a NaN result needs the canonical 0x7FFFFFFF.
+# - fma / mad .rn .f32: the float64 product of two f32 is exact, s = RN64(p + c) is the `hi` of
+#   the general path and its f32 cast the result, except where the general path itself takes
+#   the integer rounding (s exactly an f32 midpoint, or below 2^-126, and inexact): those
+#   elements are patched.
+# - .ftz: an element with a subnormal operand, or whose IEEE result is nonzero and at most
+#   2^-126 in magnitude (the only ones the flush rule -- tininess after rounding -- can touch),
+#   is patched; every other element is not flushed by the general path either.
+_QNAN32 = np.uint32(F32.qnan)
+_MAG32 = np.uint32(0x7FFFFFFF)
+_MIN_NORMAL32 = np.uint32(0x00800000)
+_SUB32 = np.uint32(0x007FFFFF)
+
+
+def _canonical_nan32(r: np.ndarray) -> np.ndarray:
+    nan = (r & _MAG32) > np.uint32(F32.inf)
+    if nan.any():
+        r[nan] = _QNAN32
+    return r
+
+
+def _subnormal32(u: np.ndarray) -> np.ndarray:
+    return (u & _MAG32) - np.uint32(1) < _SUB32          # 0 wraps to 0xFFFFFFFF
+
+
+def _tiny_result32(r: np.ndarray) -> np.ndarray:
+    """0 < |r| <= 2^-126: the results the .ftz flush rule can touch."""
+    return (r & _MAG32) - np.uint32(1) < _MIN_NORMAL32      # 0 wraps to 0xFFFFFFFF
+
+
+def _flush32(u: np.ndarray) -> np.ndarray:
+    """.ftz of an operand: subnormals -> zero of the same sign (a copy only when needed)."""
+    sub = _subnormal32(u)
+    return np.where(sub, u & ~_MAG32, u) if sub.any() else u
+
+
+def _patch(r, suspect, general, xs):
+    if suspect.any():
+        r[suspect] = general(*(x[suspect] for x in xs))
+    return r
+
+
+def _f32_binary(ufunc, general, ftz):
+    def kernel(a, b):
+        with np.errstate(all="ignore"):
+            r = ufunc(a.view(np.float32), b.view(np.float32)).view(np.uint32)
+        r = _canonical_nan32(r)
+        if ftz:
+            suspect = _tiny_result32(r) | _subnormal32(a) | _subnormal32(b)
+            r = _patch(r, suspect, general, (a, b))
+        return r
+    return kernel
+
+
+_MID64 = np.uint64((1 << 29) - 1), np.uint64(1 << 28)     # f32 midpoints among float64 bits
+
+
+def _f32_fma(general, ftz):
+    def kernel(a, b, c):
+        z = c.view(np.float32).astype(np.float64)
+        with np.errstate(all="ignore"):
+            p = a.view(np.float32).astype(np.float64) * b.view(np.float32)
+            s = p + z
+            r = s.astype(np.float32).view(np.uint32)
+            r = _canonical_nan32(r)
+            # `_round_rn_fast`'s integer-path elements: (lo != 0) & (midpoint | tiny)
+            suspect = _inexact_sum(p, z, s, ((s.view(np.uint64) & _MID64[0]) == _MID64[1]) |
+                                   ((np.abs(s) < 2.0 ** -126) & (s != 0)))
+        if ftz:
+            suspect |= _tiny_result32(r) | _subnormal32(a) | _subnormal32(b) | _subnormal32(c)
+        return _patch(r, suspect, general, (a, b, c))
+    return kernel
+
+
+# - .f16 / .f16x2 / .bf16 / .bf16x2 (.rn, no .ftz / .sat / .relu): per 16-bit lane, s = the
+#   float64 result (exact for add / sub / mul: at most 40 significant bits; fma as for f32).
+#   f16: numpy's float64 -> float16 cast is `_round_rn_fast`'s; the fma midpoint / tiny
+#   elements are patched. bf16: RN to f32, then RN to bf16 on the bits. That equals one
+#   rounding of the exact value unless the f32 value is itself a bf16 midpoint (low 16 bits
+#   0x8000): bf16 values and midpoints are f32 values, and rounding is monotonic, so any other
+#   f32 value lies strictly on the exact value's side of every bf16 value and midpoint. Those
+#   elements, and tiny ones, are patched -- for add / sub / mul only where the f32 cast was
+#   inexact: s is then the exact value (a float64 add is inexact only for an exponent gap
+#   above 45, which puts the sum far from every bf16 midpoint; products have 16 bits), and an
+#   f32 value equal to s is rounded once.
+_HALF_LANES = {"f16": (F16, 1), "f16x2": (F16, 2), "bf16": (BF16, 1), "bf16x2": (BF16, 2)}
+_MID_F16 = np.uint64((1 << 42) - 1), np.uint64(1 << 41)
+
+
+def _half_to_f64(h, fmt):
+    if fmt is F16:
+        return h.view(np.float16).astype(np.float64)
+    return (h.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+
+
+def _inexact_sum(p, c, s, sel):
+    """Narrow `sel` to the elements where s = RN64(p + c) is inexact (`_two_sum`'s error,
+    computed for the selected elements only)."""
+    if sel.any():
+        sel[sel] = _two_sum(p[sel], c[sel])[1] != 0
+    return sel
+
+
+def _half_round(s, fmt, pc=None):
+    """(bits uint16, elements to patch) of the float64 s rounded to nearest fmt; pc = (p, c)
+    for fma (s = RN64(p + c)), None when s is exact."""
+    tiny = (np.abs(s) < 2.0 ** fmt.emin) & (s != 0)
+    if fmt is F16:
+        r = s.astype(np.float16).view(np.uint16)
+        mid = (s.view(np.uint64) & _MID_F16[0]) == _MID_F16[1]
+        # `_round_rn_fast`'s integer-path elements: (lo != 0) & (midpoint | tiny)
+        suspect = None if pc is None else _inexact_sum(*pc, s, mid | tiny)
+    else:
+        r32 = s.astype(np.float32).view(np.uint32)
+        r = ((r32 + (np.uint32(0x7FFF) + ((r32 >> np.uint32(16)) & np.uint32(1)))) >>
+             np.uint32(16)).astype(np.uint16)
+        mid = (r32 & np.uint32(0xFFFF)) == np.uint32(0x8000)
+        cast_exact = r32.view(np.float32) == s
+        suspect = mid & ~cast_exact     # an exact s that is an f32 value is rounded once
+        if pc is not None:
+            suspect |= _inexact_sum(*pc, s, mid & cast_exact)
+        suspect |= tiny
+    nan = s != s
+    if nan.any():
+        r[nan] = np.uint16(0x7FFF)
+    return r, suspect
+
+
+def _half_kernel(instr, type, general):
+    fmt, n = _HALF_LANES[type]
+    op = {"add": np.add, "sub": np.subtract, "mul": np.multiply}.get(instr)
+
+    def lane_result(xs):
+        vals = [_half_to_f64(x, fmt) for x in xs]
+        with np.errstate(all="ignore"):
+            if op is not None:
+                return _half_round(op(vals[0], vals[1]), fmt)
+            p = vals[0] * vals[1]
+            return _half_round(p + vals[2], fmt, (p, vals[2]))
+
+    def kernel(*xs):
+        if n == 1:
+            r, suspect = lane_result(xs)
+        else:
+            lo, s_lo = lane_result([x.astype(np.uint16) for x in xs])
+            hi, s_hi = lane_result([(x >> np.uint32(16)).astype(np.uint16) for x in xs])
+            r = (hi.astype(np.uint32) << np.uint32(16)) | lo
+            suspect = None if s_lo is None else s_lo | s_hi
+        return r if suspect is None else _patch(r, suspect, general, xs)
+    dt = np.uint16 if n == 1 else np.uint32
+    return kernel, (dt,) * (2 if op is not None else 3)
+
+
+def _fast_arith(instr):
+    ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply}.get(instr)
+
+    def build(type, rnd=None, ftz=False, sat=False, relu=False):
+        if type in _HALF_LANES and rnd in ((None, "rn") if ufunc else ("rn",)) and not (
+                ftz or sat or relu) and instr != "mad":
+            return _half_kernel(instr, type, functools.partial(globals()[instr], type=type,
+                                                               rnd=rnd))
+        if type != "f32" or rnd not in ((None, "rn") if ufunc else ("rn",)) or sat or relu:
+            return None
+        general = functools.partial(globals()[instr], type="f32", rnd=rnd, ftz=ftz)
+        if ufunc is not None:
+            return _f32_binary(ufunc, general, ftz), (np.uint32, np.uint32)
+        return _f32_fma(general, ftz), (np.uint32, np.uint32, np.uint32)
+    return build
+
+
+def _fast_minmax(instr):
+    """min / max .f32 {.ftz}: -0 below +0, one NaN operand ignored, two give the canonical NaN
+    (the rules of `_minmax`)."""
+    def build(type, ftz=False, nan=False, xorsign_abs=False, abs=False):  # noqa: A002
+        if type != "f32" or nan or xorsign_abs or abs:
+            return None
+        less = np.less if instr == "min" else np.greater
+        sign_pick = np.uint32(0x80000000) if instr == "min" else np.uint32(0)
+
+        def kernel(a, b):
+            if ftz:
+                a, b = _flush32(a), _flush32(b)
+            x, y = a.view(np.float32), b.view(np.float32)
+            with np.errstate(invalid="ignore"):
+                pick_a = less(x, y) | ((x == y) & ((a & ~_MAG32) == sign_pick))
+            r = np.where(pick_a, a, b)
+            nx, ny = x != x, y != y
+            if nx.any() or ny.any():
+                r = np.where(ny, a, r)
+                r[nx & ny] = _QNAN32
+            return r
+        return kernel, (np.uint32, np.uint32)
+    return build
+
+
+def _fast_signop(instr):
+    def build(type, ftz=False):
+        if type != "f32" or ftz:
+            return None
+        if instr == "abs":
+            return (lambda a: _canonical_nan32(a & _MAG32)), (np.uint32,)
+        return (lambda a: _canonical_nan32(a ^ np.uint32(0x80000000))), (np.uint32,)
+    return build
+
+
+FAST_PATHS = {add: _fast_arith("add"), sub: _fast_arith("sub"), mul: _fast_arith("mul"),
+              fma: _fast_arith("fma"), mad: _fast_arith("mad"), min: _fast_minmax("min"),
+              max: _fast_minmax("max"), abs: _fast_signop("abs"), neg: _fast_signop("neg")}

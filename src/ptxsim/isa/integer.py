@@ -502,3 +502,82 @@ def dp2a(a, b, c, *, mode: str, atype: str, btype: str) -> np.ndarray:
     k = 0 if mode == "lo" else 2
     acc = va[0] * vb[k] + va[1] * vb[k + 1]
     return out(bits(c, 32, "c") + regs.from_value(acc, 64), 32)
+
+
+# --- executor fast paths ------------------------------------------------------------------------
+# `base.semantics` runs these instead of the functions above when every operand is already a 1-d
+# register array of the exact container dtype (the executor's case), skipping the uint64 widening
+# and the per-call legality checks. Each builder returns (kernel, operand dtypes), or None for a
+# form that keeps the general path; it is only asked about forms whose legality is fixed by the
+# whitelist in it. Bit-identity with the general path: tests/isa/test_fast_paths_integer.py.
+_U = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+_S = {16: np.int16, 32: np.int32, 64: np.int64}
+_WIDE_U = {16: np.uint32, 32: np.uint64}
+_WIDE_S = {16: np.int32, 32: np.int64}
+
+
+def _fast_add_sub(ufunc):
+    def build(type, sat=False):
+        if sat or type not in ARITH_TYPES:
+            return None
+        dt = _U[INT_TYPES[type].width]
+        return ufunc, (dt, dt)          # wrap-around in the container dtype == out(a +- b, w)
+    return build
+
+
+def _wide_product(t):
+    """a * b as the 2n-bit pattern (n = 16 or 32) in the wide unsigned dtype."""
+    n = t.width
+    if t.signed:
+        s, ws, wu = _S[n], _WIDE_S[n], _WIDE_U[n]
+        return lambda a, b: (a.view(s).astype(ws) * b.view(s).astype(ws)).view(wu)
+    wu = _WIDE_U[n]
+    return lambda a, b: a.astype(wu) * b.astype(wu)
+
+
+def _fast_mul(type, mode="lo"):
+    if type not in ARITH_TYPES or mode not in MUL_MODES:
+        return None
+    t = INT_TYPES[type]
+    dt = _U[t.width]
+    if mode == "lo":
+        return np.multiply, (dt, dt)     # the low n bits of the product, signed or not
+    if t.width == 64:
+        return None
+    prod, sh = _wide_product(t), _WIDE_U[t.width](t.width)
+    if mode == "wide":
+        return prod, (dt, dt)
+    return (lambda a, b: (prod(a, b) >> sh).astype(dt)), (dt, dt)
+
+
+def _fast_mad(type, mode="lo", sat=False):
+    if sat or type not in ARITH_TYPES or mode not in MUL_MODES:
+        return None
+    t = INT_TYPES[type]
+    dt = _U[t.width]
+    if mode == "lo":
+        return (lambda a, b, c: a * b + c), (dt, dt, dt)
+    if t.width == 64:
+        return None
+    prod, wu = _wide_product(t), _WIDE_U[t.width]
+    if mode == "wide":
+        return (lambda a, b, c: prod(a, b) + c), (dt, dt, wu)
+    sh = wu(t.width)
+    return (lambda a, b, c: (prod(a, b) >> sh).astype(dt) + c), (dt, dt, dt)
+
+
+def _fast_minmax(ufunc):
+    def build(type, relu=False):
+        if relu or type not in ("u16", "u32", "u64", "s16", "s32", "s64"):
+            return None
+        t = INT_TYPES[type]
+        dt = _U[t.width]
+        if not t.signed:
+            return ufunc, (dt, dt)
+        s = _S[t.width]
+        return (lambda a, b: ufunc(a.view(s), b.view(s)).view(dt)), (dt, dt)
+    return build
+
+
+FAST_PATHS = {add: _fast_add_sub(np.add), sub: _fast_add_sub(np.subtract), mul: _fast_mul,
+              mad: _fast_mad, min: _fast_minmax(np.minimum), max: _fast_minmax(np.maximum)}

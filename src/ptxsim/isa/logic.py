@@ -150,3 +150,67 @@ def prmt(a, b, c, *, mode: str | None = None) -> np.ndarray:
     for k in range(4):
         d |= picked[..., k] << np.uint64(8 * k)
     return out(d, 32)
+
+
+# --- executor fast paths ------------------------------------------------------------------------
+# Kernels `base.semantics` runs when every operand is a 1-d array of the exact container dtype
+# (bool for .pred): no uint64 widening, no per-call checks. (kernel, operand dtypes) or None.
+# Bit-identity with the functions above: tests/isa/test_fast_paths_integer.py.
+_U = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+_S = {16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def _fast_binary(ufunc):
+    def build(type):
+        if type == "pred":
+            return ufunc, (np.bool_, np.bool_)
+        if type not in LOGIC_TYPES:
+            return None
+        dt = _U[INT_TYPES[type].width]
+        return ufunc, (dt, dt)
+    return build
+
+
+def _fast_not(type):
+    if type == "pred":
+        return np.logical_not, (np.bool_,)
+    if type not in LOGIC_TYPES:
+        return None
+    return np.invert, (_U[INT_TYPES[type].width],)
+
+
+def _fast_shift(left):
+    """shl / shr with amounts as the clamp of 9.7.8.x wants them: numpy's shifts of 32- and
+    64-bit integers already give 0 (sign fill for signed >>) for an amount >= the width, also for
+    amounts that are negative as int32 (tests: every amount 0..299 and 2^32 - 1); 16-bit
+    operands clamp explicitly."""
+    def build(type):
+        if type not in (SHL_TYPES if left else SHR_TYPES):
+            return None
+        t = INT_TYPES[type]
+        w, dt = t.width, _U[t.width]
+        op = np.left_shift if left else np.right_shift
+        signed = t.signed and not left
+        if w == 32:
+            if signed:
+                return (lambda a, b: (a.view(np.int32) >> b.view(np.int32)).view(dt)), \
+                    (dt, np.uint32)
+            return op, (dt, np.uint32)
+        if w == 64:
+            if signed:
+                return (lambda a, b: (a.view(np.int64) >> b).view(dt)), (dt, np.uint32)
+            return op, (dt, np.uint32)
+        top = np.uint32(w - 1)
+        if signed:
+            s = _S[w]
+            return (lambda a, b: (a.view(s) >> np.minimum(b, top).astype(s)).view(dt)), \
+                (dt, np.uint32)
+        zero, wide = dt(0), np.uint32(w)
+        return (lambda a, b: np.where(b >= wide, zero, op(a, np.minimum(b, top).astype(dt)))), \
+            (dt, np.uint32)
+    return build
+
+
+FAST_PATHS = {and_: _fast_binary(np.bitwise_and), or_: _fast_binary(np.bitwise_or),
+              xor: _fast_binary(np.bitwise_xor), not_: _fast_not, shl: _fast_shift(True),
+              shr: _fast_shift(False)}

@@ -235,3 +235,59 @@ def activemask(*, active) -> np.ndarray:
     a = a[None, :] if a.ndim == 1 else a
     m = (a.astype(np.uint64) << LANES).sum(-1, dtype=np.uint64)
     return np.where(a, m[:, None], 0).astype(np.uint32)
+
+
+# --- executor fast paths ------------------------------------------------------------------------
+# `base.semantics` runs these when every operand is a (warps, 32) array of the exact dtype, every
+# thread is active and every membermask is 0xFFFFFFFF: the membership rules then hold trivially
+# (no UndefinedBehavior is possible) and what is left is the lane arithmetic of the functions
+# above on int32, without the (warps, 32, 32) member matrix. Bit-identity with the general
+# functions: tests/isa/test_fast_paths_warp.py.
+_LANE32 = np.arange(32, dtype=np.int32)
+
+
+def _fast_shfl(mode):
+    if mode not in SHFL_MODES:
+        return None
+    i31 = np.int32(31)
+
+    def kernel(a, b, c, membermask):
+        bval = b.view(np.int32) & i31
+        cc = c.view(np.int32)
+        cval, seg = cc & i31, (cc >> np.int32(8)) & i31
+        lane = _LANE32
+        min_lane = lane & seg
+        max_lane = min_lane | (cval & ~seg & i31)
+        if mode == "up":
+            j = lane - bval
+            pval = j >= max_lane
+        elif mode == "down":
+            j = lane + bval
+            pval = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ bval
+            pval = j <= max_lane
+        else:
+            j = min_lane | (bval & ~seg & i31)
+            pval = j <= max_lane
+        j = np.where(pval, j, lane)
+        return np.take_along_axis(a, j, 1), pval
+    return kernel, (np.uint32, np.uint32, np.uint32, np.uint32)
+
+
+def _fast_vote(mode):
+    if mode not in VOTE_MODES:
+        return None
+
+    def kernel(a, membermask):
+        if mode == "ballot":
+            d = np.packbits(a, axis=1, bitorder="little").view("<u4").astype(np.uint32)
+            return np.repeat(d, 32, axis=1)
+        n_true = np.count_nonzero(a, axis=1)[:, None]
+        r = {"all": n_true == 32, "any": n_true > 0,
+             "uni": (n_true == 0) | (n_true == 32)}[mode]
+        return np.repeat(r, 32, axis=1)
+    return kernel, (np.bool_, np.uint32)
+
+
+FAST_PATHS = {shfl_sync: _fast_shfl, vote_sync: _fast_vote}
