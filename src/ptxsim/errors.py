@@ -222,3 +222,9 @@ class TargetError(PtxValidationError, OperandError):
 class VideoOperandIgnored(PtxsimError, UserWarning):
     """A scalar video instruction has a third source operand c but neither .op2 nor a d.dsel
     merge: ptxas accepts it and the hardware ignores c (H200-measured, docs/video.md)."""
+
+
+class FloatEnvironmentError(PtxsimError, RuntimeError):
+    """The host's floating-point environment cannot give exact results: e.g. the x86 MXCSR
+    flush-to-zero / denormals-are-zero bits are set in this thread (code built with -ffast-math
+    does that when it is loaded), so subnormal results would silently become zero."""

@@ -663,9 +663,39 @@ static PyObject *py_grouped(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The arithmetic above relies on IEEE subnormals in float (f32 results below 2^-126) and on
+ * exact doubles: a thread whose floating-point control flushes subnormals (x86 MXCSR FTZ/DAZ,
+ * set by code built with -ffast-math) would give wrong bits silently.  Checked per call. */
+static volatile float tiny_f32 = 0x1p-140f;
+
+static PyObject *py_subnormals_ok(PyObject *self, PyObject *noargs)
+{
+    volatile float half = tiny_f32 * 0.5f, back = half * 2.0f;
+    return PyBool_FromLong(half != 0.0f && back == tiny_f32);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <xmmintrin.h>
+/* Test hook: set (1) or clear (0) FTZ and DAZ in this thread's MXCSR; returns the old MXCSR. */
+static PyObject *py_set_flush(PyObject *self, PyObject *args)
+{
+    int on;
+    if (!PyArg_ParseTuple(args, "p", &on))
+        return NULL;
+    unsigned int old = _mm_getcsr();
+    _mm_setcsr(on ? (old | 0x8040u) : (old & ~0x8040u));
+    return PyLong_FromUnsignedLong(old);
+}
+#endif
+
 static PyMethodDef methods[] = {
     {"fused", py_fused, METH_VARARGS, fused_doc},
     {"grouped", py_grouped, METH_VARARGS, grouped_doc},
+    {"subnormals_ok", py_subnormals_ok, METH_NOARGS,
+     "True if this thread's float arithmetic keeps subnormals (no FTZ/DAZ)."},
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    {"_set_flush", py_set_flush, METH_VARARGS, "test hook: FTZ/DAZ on (1) or off (0)"},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

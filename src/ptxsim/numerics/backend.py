@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import os
 
-from ptxsim.errors import PtxsimError
+import numpy as np
+
+from ptxsim.errors import FloatEnvironmentError, PtxsimError
 
 try:
     from ptxsim.numerics import _fdpa_c as compiled
@@ -61,3 +63,23 @@ def use(name: str):
         yield
     finally:
         select(old)
+
+
+_TINY = np.float32(2.0 ** -140)
+
+
+def check_float_environment() -> None:
+    """Raise FloatEnvironmentError if this thread flushes subnormals (x86 MXCSR FTZ / DAZ,
+    typically set by a library built with -ffast-math when it is loaded): both backends would
+    then lose subnormal results silently.  Cheap (a few float operations); run per MMA call."""
+    if compiled is not None:
+        ok = compiled.subnormals_ok()
+    else:
+        half = _TINY * np.float32(0.5)
+        ok = half != 0 and half * np.float32(2.0) == _TINY
+    if not ok:
+        raise FloatEnvironmentError(
+            "this thread's floating-point unit flushes subnormals to zero (x86 MXCSR FTZ/DAZ, "
+            "typically set by a library built with -ffast-math); ptxsim's tensor-core arithmetic "
+            "would silently lose subnormal results. Clear FTZ/DAZ, or find the library that sets "
+            "them.")

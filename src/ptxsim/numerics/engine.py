@@ -80,6 +80,7 @@ def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dt
        satfinite: integer kinds clamp instead of wrapping.
     Returns D's raw bits, (M, N), uint32 (f32 / s32) or uint16 (f16).
     """
+    backend.check_float_environment()
     check_types(arch, kind, atype, btype, ctype, dtype, scale_type, block)
     A = raw_bits(a, atype, "a")
     B = raw_bits(b, btype, "b")
@@ -152,6 +153,7 @@ def mma_batch(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: s
     computation (fdpa.fused_batch); integer, grouped (mxf4 / mxf4nvf4) and emulated forms are
     computed one MMA at a time.
     """
+    backend.check_float_environment()
     check_types(arch, kind, atype, btype, ctype, dtype, scale_type, block)
     A = raw_bits(a, atype, "a")
     B = raw_bits(b, btype, "b")
@@ -237,6 +239,7 @@ def mma_sparse(a, b_rows, c, *, arch: str, kind: str, atype: str, btype: str, ct
     scale_a: (..., M, Ks/block), scale_b: (..., Ks/block, N), block counted in stored elements.
     Other arguments as `mma`.  Returns D bits (..., M, N).
     """
+    backend.check_float_environment()
     check_types(arch, kind, atype, btype, ctype, dtype, scale_type, block)
     A = raw_bits(a, atype, "a")
     B = raw_bits(b_rows, btype, "b_rows")
