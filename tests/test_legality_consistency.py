@@ -53,16 +53,8 @@ def isa_misc(inst, target, ptx):
 
 
 def isa_stack(inst, target, ptx):
-    # isa/stack.py declares its notes (TARGETS, MIN_PTX) but has no handler that checks them yet:
-    # the guard checks the declared table.
-    quals = [q[1:] for q in inst.qualifiers]
-    if len(quals) != 1:
-        raise PtxsimError(f"{inst.opcode} takes one .type qualifier, got {quals}")
-    stack._check_type(quals[0])
-    if inst.opcode == "alloca" and len(inst.operands) == 3:
-        stack.check_align(_imm_or_name(inst.operands[2]))
-    if ptx is not None and parse_version(ptx) < stack.MIN_PTX or not stack.TARGETS.ok(target):
-        raise PtxsimError(f"{inst.opcode}: needs PTX ISA 7.3 and sm_52")
+    stack.check(inst.opcode, inst.qualifiers, tuple(_imm_or_name(o) for o in inst.operands),
+                target, ptx)
 
 
 def isa_video(inst, target, ptx):
@@ -315,16 +307,17 @@ def misc_texts():
     left out, a foreign qualifier, immediates at and beyond the range, a register operand."""
     out = []
     for f in misc.FORMS.values():
-        fills = [list(itertools.product(*f.slots))] if f.slots else [[()]]
-        quals = fills[0]
-        if f.slots:                                       # near misses
+        slots = [sorted(s.values) for s in f.slots]
+        quals = list(itertools.product(*slots)) if slots else [()]
+        if slots:                                         # near misses
             quals = quals + [q[:-1] for q in quals[:1]] + [q[:-1] + (".b32",) for q in quals[:1]]
         else:
             quals = quals + [(".uni",)]
-        if f.operand is None:
+        if not f.operands:
             ops = [""]
         else:
-            lo, hi, step = f.imm
+            rule = f.operands[0].imm
+            lo, hi, step = rule.lo, rule.hi, rule.step
             imms = {lo, hi, lo - step, hi + step, lo + step // 2 if step > 1 else lo}
             imms = {v for v in imms if -(1 << 63) <= v < (1 << 64)} | {0, 64, 1000}
             ops = [f" {v}" for v in sorted(imms)] + [" %r1"]

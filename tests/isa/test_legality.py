@@ -1,0 +1,110 @@
+"""ptxsim.isa.legality: the table vocabulary shared by the isa modules and the validator.
+
+Expected values are the spec's words, worked by hand here: 9.7.19.5 (imm-reg-count "in the
+range 24 to 256 (both inclusive) and must be a multiple of 8"), 9.7.17.3 ("immAlign ... must be
+a power of 2 and must not exceed 2^23"; syntax "alloca.type ptr, size{, immAlign};"), 9.7.19.3
+(pmevent a in 0..15), and ptxas 13.0 verdicts recorded in tests/isa/test_misc.py.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+from ptxsim.errors import PtxValidationError
+from ptxsim.isa import misc, stack
+from ptxsim.isa.legality import Form, Imm, Operand, Slot, check_form, match_slots, register_kinds
+from ptxsim.isa.targets import AtLeast, Req
+
+
+def test_imm_rules_from_the_spec_text():
+    setmaxnreg = Imm(24, 256, 8)
+    assert [v for v in range(0, 300) if setmaxnreg.ok(v)] == list(range(24, 257, 8))
+    align = Imm(1, 1 << 23, pow2=True)
+    assert [v for v in range(-4, 70) if align.ok(v)] == [1, 2, 4, 8, 16, 32, 64]
+    assert align.ok(1 << 23) and not align.ok(1 << 24) and not align.ok((1 << 23) - 1)
+    assert align.rule() == "a power of 2 not exceeding 2^23"
+    assert setmaxnreg.rule() == "a multiple of 8 in [24, 256]"
+
+
+def test_match_slots_is_order_free_and_reports_every_problem():
+    slots = (Slot.of(".action", ".inc .dec", True), Slot.of(".sync", ".sync", True))
+    got, problems = match_slots(slots, (".sync", ".dec"))
+    assert got == {".action": ".dec", ".sync": ".sync"} and problems == []
+    got, problems = match_slots(slots, (".inc", ".dec", ".foo"))
+    assert [(p.kind, p.qualifier, p.previous) for p in problems] == [
+        ("repeated", ".dec", ".inc"), ("unknown", ".foo", None), ("missing", None, None)]
+    assert problems[2].slot.name == ".sync"
+
+
+def test_slot_keeps_the_spec_order():
+    assert Slot.of(".action", ".inc .dec").values == (".inc", ".dec")
+
+
+def test_form_syntax_and_counts_follow_the_syntax_line():
+    alloca = stack.FORMS["alloca"]
+    assert alloca.syntax == "ptr, size{, immAlign}"
+    assert alloca.operand_counts == (2, 3)
+    assert misc.FORMS["trap"].operand_counts == (0, 0)
+
+
+def test_register_kinds_follow_the_type_slot():
+    assert register_kinds("rT|imm", {".type": ".u64"}) == "r64|imm"
+    assert register_kinds("rT", {".type": ".u32"}) == "r32"
+    assert register_kinds("rT", {".type": None}) == "r32"
+    assert register_kinds("r32|imm", {}) == "r32|imm"
+
+
+TOY = Form("toy", "toy", (Slot.of(".type", ".u32 .s32", True),),
+           (Operand("a", "imm", Imm(0, 15)), Operand("b", "r32|imm", optional=True)),
+           (7, 0), Req(AtLeast(70)), "x.y")
+
+
+@pytest.mark.parametrize("quals,ops,target,ptx,msg", [
+    ((".u32", ".s32"), (1,), None, None, "both fill .type"),
+    ((), (1,), None, None, "needs exactly one of .u32 or .s32"),
+    ((".u32", ".x"), (1,), None, None, "unexpected qualifier .x"),
+    ((".u32",), (), None, None, "takes 1 to 2 operands, got 0"),
+    ((".u32",), (16,), None, None, r"immediate 16 outside \[0, 15\]"),
+    ((".u32",), ("r1",), None, None, "operand must be an immediate"),
+    ((".u32",), (1, 2.5), None, None, "operand must be a register or an immediate"),
+    ((".u32",), (1,), None, "6.9", "needs PTX ISA 7.0 or later, got 6.9"),
+    ((".u32",), (1,), "sm_62", None, "not supported on target sm_62"),
+    ((".u32",), (1,), "sm62", None, "unknown target"),
+])
+def test_check_form_names_the_problem(quals, ops, target, ptx, msg):
+    with pytest.raises(PtxValidationError, match=msg):
+        check_form(TOY, quals, ops, target, ptx)
+
+
+def test_check_form_accepts_a_legal_instance():
+    assert check_form(TOY, (".s32",), (15, "r1"), "sm_70", "7.0") == {".type": ".s32"}
+
+
+def test_stack_check_matches_ptxas_rules():
+    # 9.7.17: PTX ISA 7.3, sm_52; .u32/.u64 only; immAlign a power of two <= 2^23
+    stack.check("alloca", (".u64",), ("rd1", 16, 1 << 23), "sm_52", "7.3")
+    stack.check("stacksave", (".u32",), ("r1",), "sm_90a", "9.0")
+    for quals, ops, t, v in [((".u64",), ("rd1", 16, 3), "sm_52", "7.3"),
+                             ((".u64",), ("rd1", 16, 1 << 24), "sm_52", "7.3"),
+                             ((".b32",), ("r1", 16), "sm_52", "7.3"),
+                             ((".u64",), ("rd1", 16), "sm_50", "7.3"),
+                             ((".u64",), ("rd1", 16), "sm_52", "7.2")]:
+        with pytest.raises(PtxValidationError):
+            stack.check("alloca", quals, ops, t, v)
+
+
+def test_vocabulary_has_no_parser_dependency():
+    src = Path(__file__).parents[2] / "src/ptxsim/isa/legality.py"
+    imports = [n for n in ast.walk(ast.parse(src.read_text()))
+               if isinstance(n, (ast.Import, ast.ImportFrom))]
+    mods = [n.module for n in imports if isinstance(n, ast.ImportFrom)]
+    assert not any(m and m.startswith("ptxsim.ptx") for m in mods), mods
+
+
+def test_validator_reads_the_isa_rows():
+    """One table per family: the front end's rules for misc and stack take their rows from the
+    isa modules (the consistency guard is true by construction for them)."""
+    from ptxsim.ptx.legality import common, stack_misc
+    assert common.Slot is Slot
+    assert stack_misc.SETMAXNREG is misc.FORMS["setmaxnreg"].req
+    assert set(stack_misc.RULES) == set(stack.FORMS) | set(misc.OPCODES)
