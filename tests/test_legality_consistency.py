@@ -355,7 +355,8 @@ def video_texts():
             "vadd2.u32.u32.u32 %d.h0, %a.h44, %b, %c;", "vmax4.u32.u32.u32 %d.b8, %a, %b, %c;",
             "vshl.u32.u32.u32 %d, %a, %b;", "vset.u32.u32.xx %d, %a, %b;",
             "vmad.u32.u32.u32.shr9 %d, %a, %b, %c;", "vadd.f32.u32.u32 %d, %a, %b;",
-            "vadd.u32.u32.u32 %d, -%a, %b;"]
+            "vadd.u32.u32.u32 %d, -%a, %b;", "vadd.sat.u32.u32.u32 %d, %a, %b;",
+            "vmad.s32.s32.s32 -%d, %a, %b, %c;", "vadd4.u32.u32.u32 %d, %a.b1024, %b, %c;"]
     return out
 
 

@@ -23,8 +23,8 @@ import numpy as np
 from ptxsim.errors import PtxValidationError
 from ptxsim.isa.targets import ANY, Req, parse_target, parse_version, vstr  # noqa: F401
 
-__all__ = ["Slot", "Imm", "Operand", "Form", "SlotProblem", "match_slots", "check_form",
-           "register_kinds", "Req", "ANY"]
+__all__ = ["Slot", "Imm", "Operand", "Form", "SlotProblem", "match_slots", "count_problem",
+           "check_form", "register_kinds", "Req", "ANY"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,25 @@ class SlotProblem:
     slot: Slot | None = None
     qualifier: str | None = None
     previous: str | None = None
+
+    def message(self, name: str, section: str) -> str:
+        """The diagnostic, as the validator words it (`name`: the instruction)."""
+        if self.kind == "unknown":
+            return f"qualifier '{self.qualifier}' is not valid for {name} ({section})"
+        if self.kind == "repeated":
+            return (f"qualifier '{self.qualifier}' conflicts with '{self.previous}' "
+                    f"(only one {self.slot.name} allowed for {name}, {section})")
+        opts = ", ".join(sorted(self.slot.values))
+        return f"{name} requires a {self.slot.name} qualifier (one of {opts}) ({section})"
+
+
+def count_problem(name: str, n: int, lo: int, hi: int | None = None, form: str = "") -> str | None:
+    """The diagnostic for `n` operands where `lo`..`hi` are legal (None when legal)."""
+    hi = lo if hi is None else hi
+    if lo <= n <= hi:
+        return None
+    want = str(lo) if lo == hi else f"{lo} to {hi}"
+    return f"{name} takes {want} operands{(' (' + form + ')') if form else ''}, got {n}"
 
 
 def match_slots(slots, qualifiers) -> tuple[dict, list[SlotProblem]]:

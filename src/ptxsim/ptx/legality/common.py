@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ptxsim.ptx.instruction import (Address, Immediate, Instruction, Label, Register,
                                     RegisterPair, SourceLoc, Vector)
-from ptxsim.isa.legality import Form, Slot, match_slots, register_kinds  # noqa: F401 (Slot re-exported)
+from ptxsim.isa.legality import Form, Slot, count_problem, match_slots, register_kinds  # noqa: F401 (Slot re-exported)
 from ptxsim.ptx.targets import Req, Target, vstr
 
 
@@ -71,15 +71,7 @@ class Check:
         qualifiers are errors. Returns slot name -> qualifier (or None)."""
         got, problems = match_slots(slots, self.i.qualifiers)
         for p in problems:
-            if p.kind == "unknown":
-                self.err(f"qualifier '{p.qualifier}' is not valid for {self.name} ({section})")
-            elif p.kind == "repeated":
-                self.err(f"qualifier '{p.qualifier}' conflicts with '{p.previous}' "
-                         f"(only one {p.slot.name} allowed for {self.name}, {section})")
-            else:
-                opts = ", ".join(sorted(p.slot.values))
-                self.err(f"{self.name} requires a {p.slot.name} qualifier (one of {opts}) "
-                         f"({section})")
+            self.err(p.message(self.name, section))
         return got
 
     def form(self, f: Form) -> dict:
@@ -103,11 +95,9 @@ class Check:
 
     # -- operands ----------------------------------------------------------------------------
     def count(self, lo: int, hi: int | None = None, form: str = "") -> bool:
-        n = len(self.i.operands)
-        hi = lo if hi is None else hi
-        if not lo <= n <= hi:
-            want = str(lo) if lo == hi else f"{lo} to {hi}"
-            self.err(f"{self.name} takes {want} operands{(' (' + form + ')') if form else ''}, got {n}")
+        msg = count_problem(self.name, len(self.i.operands), lo, hi, form)
+        if msg:
+            self.err(msg)
             return False
         return True
 
