@@ -163,3 +163,61 @@ def test_video_recorded_verdicts_still_hold_live(tmp_path):
         if got != ok:
             wrong.append(text)
     assert wrong == []
+
+
+# ----------------------------------------------------------------------------------- mma.sp
+# Register counts per thread, worked by hand: A holds 16 x K/2 stored elements, B K x 8, spread
+# over 32 threads of 32-bit registers: regs = elements * bits / (32 * 32); mxf4/mxf4nvf4 pack
+# e2m1 at 4 bits. Max sparsity selector: ptxas 13.0's limits, measured one shape at a time (the
+# validator's former hand-written ROWS table).
+MMA_SP_FACTS = [  # (K, atype, kind, A regs, B regs, max selector)
+    (16, "f16", None, 16 * 8 * 16 // 1024, 16 * 8 * 16 // 1024, 3),
+    (32, "f16", None, 16 * 16 * 16 // 1024, 32 * 8 * 16 // 1024, 1),
+    (16, "bf16", None, 2, 2, 3), (32, "bf16", None, 4, 4, 1),
+    (8, "tf32", None, 16 * 4 * 32 // 1024, 8 * 8 * 32 // 1024, 3),
+    (16, "tf32", None, 16 * 8 * 32 // 1024, 16 * 8 * 32 // 1024, 1),
+    (64, "e4m3", None, 16 * 32 * 8 // 1024, 64 * 8 * 8 // 1024, 0),
+    (64, "e2m1", "f8f6f4", 4, 4, 0), (64, "e3m2", "mxf8f6f4", 4, 4, 0),
+    (128, "e2m1", "mxf4", 16 * 64 * 4 // 1024, 128 * 8 * 4 // 1024, 0),
+    (128, "e2m1", "mxf4nvf4", 4, 4, 0),
+    (32, "s8", None, 16 * 16 * 8 // 1024, 32 * 8 * 8 // 1024, 1), (64, "u8", None, 4, 4, 0),
+    (64, "s4", None, 16 * 32 * 4 // 1024, 64 * 8 * 4 // 1024, 1), (128, "u4", None, 4, 4, 0),
+]
+
+
+@pytest.mark.parametrize("k,atype,kind,a_regs,b_regs,max_f", MMA_SP_FACTS)
+def test_mma_sp_shape_facts(k, atype, kind, a_regs, b_regs, max_f):
+    from ptxsim.isa import mma_sp
+    a, b, sel = mma_sp.shape_facts(k, atype, kind)
+    assert (a, b, sel.start, sel.stop - 1) == (a_regs, b_regs, 0, max_f)
+
+
+def test_mma_sp_validator_rows_are_the_isa_rows():
+    from ptxsim.isa import mma_sp
+    from ptxsim.ptx.legality import mma_sp as leg
+    assert len(leg.ROWS) == sum(len(r.shapes) for r in mma_sp.LEGAL)
+    assert leg.SCALE == {  # 9.7.14.3 Table 36, with the omitted .scale_vec_size as None
+        ".kind::mxf4": {None: {".ue8m0"}, ".scale_vec::2X": {".ue8m0"}},
+        ".kind::mxf4nvf4": {".scale_vec::2X": {".ue8m0"}, ".scale_vec::4X": {".ue8m0", ".ue4m3"}},
+        ".kind::mxf8f6f4": {None: {".ue8m0"}, ".scale_vec::1X": {".ue8m0"}}}
+
+
+@pytest.mark.parametrize("quals,ok_from", [
+    # 9.7.14.6.3 PTX ISA notes: mma.sp 7.1; .e4m3/.e5m2 8.4; ::ordered_metadata 8.5;
+    # .f16 accumulators with .e4m3/.e5m2 and the .kind forms 8.7
+    ("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", (7, 1)),
+    ("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32", (8, 4)),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", (8, 5)),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16", (8, 7)),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32",
+     (8, 7)),
+])
+def test_mma_sp_ptx_isa_notes_in_the_isa_table(quals, ok_from):
+    from types import SimpleNamespace
+    from ptxsim.isa import mma_sp
+    form = mma_sp.form_of(SimpleNamespace(opcode="mma",
+                                          qualifiers=tuple("." + q for q in quals.split(".")[1:])))
+    form.check_version(f"{ok_from[0]}.{ok_from[1]}")
+    before = (ok_from[0], ok_from[1] - 1) if ok_from[1] else (ok_from[0] - 1, 9)
+    with pytest.raises(PtxValidationError, match=f"PTX ISA {ok_from[0]}.{ok_from[1]}"):
+        form.check_version(f"{before[0]}.{before[1]}")
