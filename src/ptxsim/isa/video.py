@@ -122,8 +122,7 @@ def problems(opcode: str, qualifiers, operands, operand_kind=None):
         yield "error", p.message(name, s)
 
     def count(lo, hi=None, form=""):
-        msg = count_problem(name, n, lo, hi, form)
-        return msg
+        return count_problem(name, n, lo, hi, form)
 
     def check_sel(idx, allowed, what):
         x = sel[idx] if idx < n else None
