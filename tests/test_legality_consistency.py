@@ -1,10 +1,15 @@
-"""Guard against the two legality tables of one instruction drifting apart.
+"""Guard against the two legality judgements of one instruction drifting apart.
 
 Each instruction family is judged twice: by the front-end validator (`ptxsim.ptx.validate`, the
-tables in ptx/legality/*.py, used by `ptxsim check`) and by the isa module that executes it (its
-own table: isa/misc.py FORMS, isa/video.py parse + check_target, isa/tcgen05_mma.py
-QUALIFIER_RULES, isa/mma_sp.py LEGAL, isa/tmem*.py, isa/stack.py). This file feeds both the same
-instructions and asserts the same verdict:
+rules in ptx/legality/*.py, used by `ptxsim check`) and by the isa module that executes it.
+For misc, stack, video and mma.sp both now read ONE table in the isa module (isa/misc.py FORMS,
+isa/stack.py FORMS, isa/video.py SYNTAX + problems, isa/mma_sp.py LEGAL + notes_of +
+shape_facts; vocabulary in isa/legality.py), so their agreement is true by construction for
+the table's content; what remains compared is the two matchers (ptx Check.form vs
+isa.legality.check_form, the validator's mma.sp flow vs form_of) and, against ptxas, the
+corpus. tcgen05.mma and the Tensor Memory instructions still have two tables (QUALIFIER_RULES,
+isa/tmem*.py vs ptx/legality/tcgen05.py). This file feeds both layers the same instructions and
+asserts the same verdict:
 
   * every case of the recorded ptxas 13.0 corpus (tests/data/ptx/ptxas_corpus.json), and
   * each isa table's own enumeration (every row it declares legal must pass the validator, and
@@ -53,16 +58,8 @@ def isa_misc(inst, target, ptx):
 
 
 def isa_stack(inst, target, ptx):
-    # isa/stack.py declares its notes (TARGETS, MIN_PTX) but has no handler that checks them yet:
-    # the guard checks the declared table.
-    quals = [q[1:] for q in inst.qualifiers]
-    if len(quals) != 1:
-        raise PtxsimError(f"{inst.opcode} takes one .type qualifier, got {quals}")
-    stack._check_type(quals[0])
-    if inst.opcode == "alloca" and len(inst.operands) == 3:
-        stack.check_align(_imm_or_name(inst.operands[2]))
-    if ptx is not None and parse_version(ptx) < stack.MIN_PTX or not stack.TARGETS.ok(target):
-        raise PtxsimError(f"{inst.opcode}: needs PTX ISA 7.3 and sm_52")
+    stack.check(inst.opcode, inst.qualifiers, tuple(_imm_or_name(o) for o in inst.operands),
+                target, ptx)
 
 
 def isa_video(inst, target, ptx):
@@ -72,6 +69,7 @@ def isa_video(inst, target, ptx):
 
 def isa_mma_sp(inst, target, ptx):
     form = mma_sp.form_of(inst)
+    form.check_version(ptx)
     form.check_target(target)
     sel = inst.operands[5] if len(inst.operands) > 5 else None
     if sel is not None and hasattr(sel, "value"):
@@ -171,7 +169,7 @@ OUT_OF_ISA_SCOPE = re.compile(
     r"is not declared|^\.target |cannot be compiled for|same \.cta_group|must have 2 elements|"
     r"operand \d+ .* must be|requires PTX ISA version")
 ISA_HAS_PTX_NOTES = {"brkpt", "nanosleep", "pmevent", "trap", "setmaxnreg", "stacksave",
-                     "stackrestore", "alloca", "tcgen05.mma"}
+                     "stackrestore", "alloca", "tcgen05.mma", "mma"}
 
 
 # The Tensor Memory functions (isa/tmem.py, tmem_ldst.py, tmem_cp.py) take shape / num / op /
@@ -315,16 +313,17 @@ def misc_texts():
     left out, a foreign qualifier, immediates at and beyond the range, a register operand."""
     out = []
     for f in misc.FORMS.values():
-        fills = [list(itertools.product(*f.slots))] if f.slots else [[()]]
-        quals = fills[0]
-        if f.slots:                                       # near misses
+        slots = [sorted(s.values) for s in f.slots]
+        quals = list(itertools.product(*slots)) if slots else [()]
+        if slots:                                         # near misses
             quals = quals + [q[:-1] for q in quals[:1]] + [q[:-1] + (".b32",) for q in quals[:1]]
         else:
             quals = quals + [(".uni",)]
-        if f.operand is None:
+        if not f.operands:
             ops = [""]
         else:
-            lo, hi, step = f.imm
+            rule = f.operands[0].imm
+            lo, hi, step = rule.lo, rule.hi, rule.step
             imms = {lo, hi, lo - step, hi + step, lo + step // 2 if step > 1 else lo}
             imms = {v for v in imms if -(1 << 63) <= v < (1 << 64)} | {0, 64, 1000}
             ops = [f" {v}" for v in sorted(imms)] + [" %r1"]
@@ -362,7 +361,8 @@ def video_texts():
             "vadd2.u32.u32.u32 %d.h0, %a.h44, %b, %c;", "vmax4.u32.u32.u32 %d.b8, %a, %b, %c;",
             "vshl.u32.u32.u32 %d, %a, %b;", "vset.u32.u32.xx %d, %a, %b;",
             "vmad.u32.u32.u32.shr9 %d, %a, %b, %c;", "vadd.f32.u32.u32 %d, %a, %b;",
-            "vadd.u32.u32.u32 %d, -%a, %b;"]
+            "vadd.u32.u32.u32 %d, -%a, %b;", "vadd.sat.u32.u32.u32 %d, %a, %b;",
+            "vmad.s32.s32.s32 -%d, %a, %b, %c;", "vadd4.u32.u32.u32 %d, %a.b1024, %b, %c;"]
     return out
 
 
@@ -409,6 +409,8 @@ def mma_sp_texts():
 def test_mma_sp_table_and_validator_agree():
     contexts = [(t, "9.0") for t in ("sm_80", "sm_89", "sm_90a", "sm_100a", "sm_120", "sm_120a",
                                      "sm_120f", "sm_121a", "sm_121f")]
+    # the PTX ISA notes (7.1, 8.4, 8.5, 8.7, 9.1) are in the one table now: judge them too
+    contexts += [(t, v) for t in ("sm_89", "sm_120a") for v in ("8.3", "8.4", "8.6", "9.1")]
     assert_agree(mma_sp_texts(), contexts)
 
 

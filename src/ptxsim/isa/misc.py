@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxsim.isa import registry as _registry
-from ptxsim.isa.targets import Arch, AtLeast, Family, Req, parse_target, parse_version
+from ptxsim.isa.legality import ANY, Form, Imm, Operand, Slot, check_form
+from ptxsim.isa.targets import Arch, AtLeast, Family, Req
 from ptxsim.errors import (BreakpointTrap, DeadlockError, OperandError, PtxValidationError,
                            SetmaxnregIgnored, TrapExecuted, UndefinedBehavior)
 
@@ -50,29 +51,9 @@ SETMAXNREG_RANGE = (24, 256)  # 9.7.19.5: "in the range 24 to 256 (both inclusiv
 SETMAXNREG_STEP = 8           # 9.7.19.5: "and must be a multiple of 8"
 
 
-# ------------------------------------------------------------------- targets and PTX versions
-# Target names and the Target ISA Notes vocabulary (Arch / Family / AtLeast) are ptxsim.isa.targets'.
-def _parse_version(v) -> tuple[int, int] | None:
-    return None if v is None else parse_version(v)
-
-
 # ----------------------------------------------------------------------- legality, as data
-@dataclass(frozen=True)
-class Form:
-    """One instruction form of 9.7.19. `slots`: each is the set of qualifiers of which exactly one
-    must be written (any order, as ptxas accepts); `operand`: None, "imm" or "reg|imm";
-    `imm`: inclusive range of the immediate and the step it must be a multiple of; `since`: the
-    PTX ISA version that introduced it; `targets`: alternatives, any one suffices (empty: all)."""
-    name: str
-    opcode: str
-    slots: tuple[tuple[str, ...], ...]
-    operand: str | None
-    imm: tuple[int, int, int] | None
-    since: tuple[int, int]
-    targets: tuple
-    source: str
-
-
+# The one table of 9.7.19: the isa check below and the front-end validator
+# (ptx/legality/stack_misc.py) both read these rows (vocabulary: ptxsim.isa.legality).
 # setmaxnreg, 9.7.19.5 Target ISA Notes. sm_101a/f were renamed sm_110a/f in PTX ISA 9.0.
 SETMAXNREG_TARGETS = (
     Arch("sm_90a"), Arch("sm_100a"), Arch("sm_101a"), Arch("sm_110a", (9, 0)), Arch("sm_120a"),
@@ -82,22 +63,32 @@ SETMAXNREG_TARGETS = (
 
 FORMS: dict[str, Form] = {f.name: f for f in [
     # 9.7.19.1 "brkpt;"  PTX ISA 1.0, sm_11 or higher.
-    Form("brkpt", "brkpt", (), None, None, (1, 0), (AtLeast(11),), "9.7.19.1"),
-    # 9.7.19.2 "nanosleep.u32 t;"  t a register or an immediate. ptxas 13.0 takes any 64-bit
-    # integer literal and keeps its low 32 bits (SASS measured: 4294967296 -> RZ, -2 -> 0xfffffffe).
-    Form("nanosleep", "nanosleep", ((".u32",),), "reg|imm", (-(1 << 63), (1 << 64) - 1, 1),
-         (6, 3), (AtLeast(70),), "9.7.19.2"),
-    # 9.7.19.3 "pmevent a;" a in 0..15, PTX ISA 1.4, all targets.
-    Form("pmevent", "pmevent", (), "imm", (0, PM_EVENTS - 1, 1), (1, 4), (), "9.7.19.3"),
-    # 9.7.19.3 "pmevent.mask a;" 16-bit mask, PTX ISA 3.0, sm_20 or higher.
-    Form("pmevent.mask", "pmevent", ((".mask",),), "imm", (0, 0xFFFF, 1), (3, 0), (AtLeast(20),),
-         "9.7.19.3"),
+    Form("brkpt", "brkpt", (), (), (1, 0), Req(AtLeast(11)), "9.7.19.1"),
+    # 9.7.19.2 "nanosleep.u32 t;"  t a register or an immediate; PTX ISA 6.3, sm_70 or higher.
+    # ptxas 13.0 takes any 64-bit integer literal and keeps its low 32 bits (SASS measured:
+    # 4294967296 -> RZ, -2 -> 0xfffffffe).
+    Form("nanosleep", "nanosleep", (Slot.of(".type", ".u32", True),),
+         (Operand("t", "r32|imm", Imm(-(1 << 63), (1 << 64) - 1)),),
+         (6, 3), Req(AtLeast(70)), "9.7.19.2"),
+    # 9.7.19.3 "pmevent a;" a in 0..15 ("sixteen performance monitor events"), PTX ISA 1.4,
+    # all targets.
+    Form("pmevent", "pmevent", (), (Operand("a", "imm", Imm(0, PM_EVENTS - 1, what="event index")),),
+         (1, 4), ANY, "9.7.19.3"),
+    # 9.7.19.3 "pmevent.mask a;" a 16-bit mask, PTX ISA 3.0, sm_20 or higher.
+    Form("pmevent.mask", "pmevent", (Slot.of(".mask", ".mask", True),),
+         (Operand("a", "imm", Imm(0, 0xFFFF, what="16-bit event mask")),),
+         (3, 0), Req(AtLeast(20)), "9.7.19.3"),
     # 9.7.19.4 "trap;"  PTX ISA 1.0, all targets.
-    Form("trap", "trap", (), None, None, (1, 0), (), "9.7.19.4"),
-    # 9.7.19.5 "setmaxnreg.action.sync.aligned.u32 imm-reg-count;"  PTX ISA 8.0.
-    # Deviation: ptxas 13.0 also accepts .s32 (and rejects .b32/.u64/none); ptxsim follows ptxas.
-    Form("setmaxnreg", "setmaxnreg", ((".inc", ".dec"), (".sync",), (".aligned",), (".u32", ".s32")),
-         "imm", (*SETMAXNREG_RANGE, SETMAXNREG_STEP), (8, 0), SETMAXNREG_TARGETS, "9.7.19.5"),
+    Form("trap", "trap", (), (), (1, 0), ANY, "9.7.19.4"),
+    # 9.7.19.5 "setmaxnreg.action.sync.aligned.u32 imm-reg-count;"  .action = { .inc, .dec };
+    # imm-reg-count "in the range 24 to 256 (both inclusive) and must be a multiple of 8";
+    # PTX ISA 8.0. Deviation: ptxas 13.0 also accepts .s32 (and rejects .b32/.u64/none,
+    # tests/isa/test_misc.py VERDICTS); ptxsim follows ptxas.
+    Form("setmaxnreg", "setmaxnreg",
+         (Slot.of(".action", ".inc .dec", True), Slot.of(".sync", ".sync", True),
+          Slot.of(".aligned", ".aligned", True), Slot.of(".type", ".u32 .s32", True)),
+         (Operand("imm-reg-count", "imm", Imm(*SETMAXNREG_RANGE, SETMAXNREG_STEP)),),
+         (8, 0), Req(*SETMAXNREG_TARGETS), "9.7.19.5"),
 ]}
 
 
@@ -114,46 +105,10 @@ def form_of(opcode: str, qualifiers=()) -> Form:
 def check(opcode: str, qualifiers=(), operands=(), target: str = DEFAULT_TARGET,
           ptx_version=None) -> Form:
     """Raise PtxValidationError unless `opcode qualifiers operands` is legal for `target` and
-    `ptx_version` (None: the newest). Operands: int for an immediate, str for a register name.
-    Returns the form."""
+    `ptx_version` (None: the newest), per the FORMS table. Operands: int for an immediate, str
+    for a register name. Returns the form."""
     f = form_of(opcode, qualifiers)
-    text = opcode + "".join(qualifiers)
-    where = f"'{text}' ({f.source})"
-    quals = list(qualifiers)
-    for slot in f.slots:
-        present = [q for q in quals if q in slot]
-        if len(present) != 1:
-            want = " or ".join(slot)
-            raise PtxValidationError(f"{where}: needs exactly one of {want}, got "
-                                     f"{', '.join(present) or 'none'}")
-        quals.remove(present[0])
-    if quals:
-        raise PtxValidationError(f"{where}: unexpected qualifier {', '.join(quals)}")
-    n = 0 if f.operand is None else 1
-    if len(operands) != n:
-        raise PtxValidationError(f"{where}: takes {n} operand{'s' if n != 1 else ''}, got "
-                                 f"{len(operands)}")
-    if n:
-        op = operands[0]
-        is_imm = isinstance(op, (int, np.integer)) and not isinstance(op, bool)
-        if not is_imm and not (isinstance(op, str) and "reg" in f.operand):
-            kind = "an immediate" if f.operand == "imm" else "a register or an immediate"
-            raise PtxValidationError(f"{where}: operand must be {kind}, got {op!r}")
-        if is_imm:
-            lo, hi, step = f.imm
-            if not lo <= int(op) <= hi:
-                raise PtxValidationError(f"{where}: immediate {int(op)} outside [{lo}, {hi}]")
-            if int(op) % step:
-                raise PtxValidationError(f"{where}: immediate {int(op)} must be a multiple of "
-                                         f"{step}")
-    ptx = _parse_version(ptx_version)
-    if ptx is not None and ptx < f.since:
-        raise PtxValidationError(f"{where}: needs PTX ISA {f.since[0]}.{f.since[1]} or later, "
-                                 f"got {ptx[0]}.{ptx[1]}")
-    t = parse_target(target)
-    if f.targets and not Req(*f.targets).ok(t, ptx):
-        raise PtxValidationError(f"{where}: not supported on target {target} (supported: "
-                                 f"{Req(*f.targets)})")
+    check_form(f, tuple(qualifiers), tuple(operands), target, ptx_version)
     return f
 
 

@@ -19,16 +19,43 @@ from ptxsim.errors import (ExecutionError, IllegalInstructionError, OperandError
                            SparsityMetadataError, UndefinedBehavior)
 from ptxsim.isa import mma_fragments as frag
 from ptxsim.isa.registry import register
-from ptxsim.isa.targets import Arch, AtLeast, Family, Req
+from ptxsim.isa.targets import Arch, AtLeast, Family, Req, parse_version
 from ptxsim.isa.targets import parse_target as _parse_target
 
 # ------------------------------------------------------------------------------ legality table
-# 9.7.14.6.3 "Syntax" blocks and "Target ISA Notes"; each row checked against ptxas 13.0 in
-# tests/isa/test_mma_sp_legality.py.
+# 9.7.14.6.3 "Syntax" blocks, "PTX ISA Notes" and "Target ISA Notes": the one table of mma.sp,
+# read by form_of / MmaSpForm here and by the front-end validator (ptx/legality/mma_sp.py).
+# Register counts and sparsity-selector ranges are the fragments' (mma_fragments.py, replayed on
+# the H200; `shape_facts`). Each row checked against ptxas 13.0 (tests/ptx/ptxas_corpus.json,
+# tests/test_legality_consistency.py).
 BOTH = (".sp", ".sp::ordered_metadata")
 ORDERED = (".sp::ordered_metadata",)
 F8 = ("e4m3", "e5m2")
 F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+
+
+@dataclass(frozen=True)
+class Note:
+    """One line of the PTX ISA / Target ISA notes: `what` needs PTX ISA `since` and, when
+    `target` is set, one of REQUIREMENTS[target]."""
+    what: str
+    since: tuple[int, int]
+    target: str | None = None
+
+
+# every mma.sp: PTX ISA 7.1, sm_80 or higher; .sp::ordered_metadata: PTX ISA 8.5
+BASE_NOTE = Note("mma.sp", (7, 1), "sm_80")
+ORDERED_NOTE = Note("mma.sp::ordered_metadata", (8, 5))
+_F8_NOTE = Note(".e4m3/.e5m2 mma.sp", (8, 4), "sm_89")
+# ".f16 dtype/ctype with .e4m3/.e5m2 requires sm_120": ptxas 13.0 takes it on sm_120a/f and
+# sm_121a/f but rejects plain sm_120 / sm_121 ("not supported on .target 'sm_120'").
+_F8_F16_NOTE = Note(".f16 dtype/ctype with .e4m3/.e5m2", (8, 7), "sm_120f")
+
+
+def _kind_note(kind: str, target: str = "sm_120f") -> Note:
+    # ".kind ... requires sm_120a and supported on sm_120f or higher in the same family from
+    # PTX ISA version 8.8"; ".kind::mxf4nvf4 and .kind::mxf4 are supported on sm_120a, sm_121a"
+    return Note(f".kind::{kind}", (8, 7), target)
 
 
 @dataclass(frozen=True)
@@ -38,32 +65,43 @@ class Legal:
     ab_types: tuple[str, ...]               # every atype x btype combination from this set
     accum: tuple[tuple[str, str], ...]      # (dtype, ctype)
     variants: tuple[str, ...]
-    target: str                             # key of REQUIREMENTS
+    notes: tuple[Note, ...] = ()            # besides BASE_NOTE (and ORDERED_NOTE)
     kind: str | None = None
     satfinite: bool = False                 # .satfinite allowed
     scales: tuple[tuple[str, str], ...] = ()  # (stype, scale_vec) for .block_scale kinds
 
+    @property
+    def target(self) -> str:
+        """The strictest Target ISA note of the row (a key of REQUIREMENTS)."""
+        return next((n.target for n in reversed(self.notes) if n.target), BASE_NOTE.target)
+
 
 LEGAL: tuple[Legal, ...] = (
-    Legal("f16", (16, 32), ("f16",), (("f16", "f16"), ("f32", "f32")), BOTH, "sm_80"),
-    Legal("bf16", (16, 32), ("bf16",), (("f32", "f32"),), BOTH, "sm_80"),
-    Legal("tf32", (8, 16), ("tf32",), (("f32", "f32"),), BOTH, "sm_80"),
-    Legal("f8", (64,), F8, (("f32", "f32"),), BOTH, "sm_89"),
+    Legal("f16", (16, 32), ("f16",), (("f16", "f16"), ("f32", "f32")), BOTH),
+    Legal("bf16", (16, 32), ("bf16",), (("f32", "f32"),), BOTH),
+    Legal("tf32", (8, 16), ("tf32",), (("f32", "f32"),), BOTH),
+    Legal("f8", (64,), F8, (("f32", "f32"),), BOTH, (_F8_NOTE,)),
     # f16 accumulators with .e4m3/.e5m2: sm_120 (Target ISA Notes); ptxas 13.0 takes them with
     # ::ordered_metadata only, and rejects the m16n8k32 shape the notes mention for mma.sp.
-    Legal("f8", (64,), F8, (("f16", "f16"),), ORDERED, "sm_120f"),
-    Legal("f8f6f4", (64,), F8F6F4, (("f16", "f16"), ("f32", "f32")), ORDERED, "sm_120f",
-          kind="f8f6f4"),
+    Legal("f8", (64,), F8, (("f16", "f16"),), ORDERED, (_F8_NOTE, _F8_F16_NOTE)),
+    Legal("f8f6f4", (64,), F8F6F4, (("f16", "f16"), ("f32", "f32")), ORDERED,
+          (_kind_note("f8f6f4"),), kind="f8f6f4"),
     # 9.7.14.3 Table 36 (valid .kind / .stype / .scale_vec_size)
-    Legal("mxf8f6f4", (64,), F8F6F4, (("f32", "f32"),), ORDERED, "sm_120f", kind="mxf8f6f4",
-          scales=(("ue8m0", "1X"),)),
-    Legal("mxf4", (128,), ("e2m1",), (("f32", "f32"),), ORDERED, "sm_120a", kind="mxf4",
-          scales=(("ue8m0", "2X"),)),
-    Legal("mxf4nvf4", (128,), ("e2m1",), (("f32", "f32"),), ORDERED, "sm_120a", kind="mxf4nvf4",
+    Legal("mxf8f6f4", (64,), F8F6F4, (("f32", "f32"),), ORDERED, (_kind_note("mxf8f6f4"),),
+          kind="mxf8f6f4", scales=(("ue8m0", "1X"),)),
+    Legal("mxf4", (128,), ("e2m1",), (("f32", "f32"),), ORDERED, (_kind_note("mxf4", "sm_120a"),),
+          kind="mxf4", scales=(("ue8m0", "2X"),)),
+    Legal("mxf4nvf4", (128,), ("e2m1",), (("f32", "f32"),), ORDERED,
+          (_kind_note("mxf4nvf4", "sm_120a"),), kind="mxf4nvf4",
           scales=(("ue8m0", "2X"), ("ue4m3", "4X"), ("ue8m0", "4X"))),
-    Legal("i8", (32, 64), ("u8", "s8"), (("s32", "s32"),), BOTH, "sm_80", satfinite=True),
-    Legal("i4", (64, 128), ("u4", "s4"), (("s32", "s32"),), BOTH, "sm_80", satfinite=True),
+    Legal("i8", (32, 64), ("u8", "s8"), (("s32", "s32"),), BOTH, satfinite=True),
+    Legal("i4", (64, 128), ("u4", "s4"), (("s32", "s32"),), BOTH, satfinite=True),
 )
+# .scale_vec_size left out (9.7.14.6.3): mxf4 means 2X, mxf8f6f4 1X; mxf4nvf4 must say it
+DEFAULT_SCALE_VEC = {"mxf4": "2X", "mxf8f6f4": "1X"}
+BLOCK_SCALED_KINDS = tuple(r.kind for r in LEGAL if r.scales)
+# (kind, stype, scale_vec) -> its own PTX ISA note
+SCALE_NOTES = {("mxf4nvf4", "ue8m0", "4X"): Note(".scale_vec::4X with .ue8m0", (9, 1))}
 
 # "requires sm_120a and supported on sm_120f or higher in the same family"; mxf4 / mxf4nvf4
 # only on sm_120a, sm_121a.
@@ -73,6 +111,22 @@ REQUIREMENTS: dict[str, Req] = {
     "sm_120f": Req(Arch("sm_120a"), Family("sm_120f")),
     "sm_120a": Req(Arch("sm_120a"), Arch("sm_121a")),
 }
+
+
+def notes_of(row: Legal, ordered: bool, stype: str | None = None,
+             scale_vec: str | None = None) -> tuple[Note, ...]:
+    """Every PTX ISA / Target ISA note that applies to a form of `row`, in the spec's order."""
+    extra = SCALE_NOTES.get((row.kind, stype, scale_vec))
+    return ((BASE_NOTE,) + ((ORDERED_NOTE,) if ordered else ()) + row.notes
+            + ((extra,) if extra else ()))
+
+
+def shape_facts(k: int, atype: str, kind: str | None = None) -> tuple[int, int, range]:
+    """Registers per thread of A and B, and the legal sparsity selectors, of m16n8kK with A/B
+    elements `atype` (from the fragment layouts, 9.7.14.6.1)."""
+    f = MmaSpForm(k=k, dtype="f32", atype=atype, btype=atype, ctype="f32", kind=kind)
+    return f.a.nregs, f.b.nregs, f.selectors
+
 
 # numerics engine parameters (ptxsim.numerics.mma): arithmetic profile per compute capability,
 # kind per family.
@@ -193,13 +247,29 @@ class MmaSpForm:
     def scale_count(self) -> int:
         return {"1X": 1, "2X": 2, "4X": 4}[self.scale_vec] if self.scale_vec else 0
 
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        return notes_of(self.legal, self.ordered, self.stype, self.scale_vec)
+
     def check_target(self, target: str) -> None:
-        req = self.legal.target
-        if not REQUIREMENTS[req].ok(_parse_target(target)):
-            raise PtxValidationError(f"mma{self.variant}.{self.shape} with .{self.atype}/"
-                                     f".{self.btype}{' kind::' + self.kind if self.kind else ''}"
-                                     f" and .{self.dtype} accumulators requires {req}, "
-                                     f"not {target} (PTX ISA 9.7.14.6.3 Target ISA Notes)")
+        for note in self.notes:
+            if note.target and not REQUIREMENTS[note.target].ok(_parse_target(target)):
+                raise PtxValidationError(
+                    f"mma{self.variant}.{self.shape} with .{self.atype}/.{self.btype}"
+                    f"{' kind::' + self.kind if self.kind else ''} and .{self.dtype} accumulators"
+                    f" requires {note.target}, not {target} ({note.what}: PTX ISA 9.7.14.6.3 "
+                    "Target ISA Notes)")
+
+    def check_version(self, ptx_version) -> None:
+        """PTX ISA notes of 9.7.14.6.3 (None: the newest version, nothing to check)."""
+        if ptx_version is None:
+            return
+        v = parse_version(ptx_version)
+        for note in self.notes:
+            if v < note.since:
+                raise PtxValidationError(
+                    f"{note.what} requires PTX ISA {note.since[0]}.{note.since[1]} or later, "
+                    f"not {v[0]}.{v[1]} (PTX ISA 9.7.14.6.3 PTX ISA Notes)")
 
     def check_selector(self, selector: int) -> None:
         # FACTS §5 (measured on an H200; tests/data/hw captures m70/m75/m148/m153): m16n8k32
@@ -347,7 +417,7 @@ def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.n
               btype=form.btype, ctype=form.ctype, dtype=form.dtype)
     if form.satfinite:
         kw["satfinite"] = True
-    if form.kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
+    if form.kind in BLOCK_SCALED_KINDS:
         if scale is None:
             raise OperandError(f"mma.sp .kind::{form.kind} needs scale-a-data / scale-b-data")
         sa, sb = scale_matrices(form, *scale)                        # (W,16,n), (W,n,8)
@@ -392,12 +462,12 @@ def form_of(instruction) -> MmaSpForm:
     if len(types) != 4:
         raise PtxValidationError(f"mma.sp needs the four types .dtype.atype.btype.ctype, got "
                                  f"{['.' + t for t in types]}")
-    if block_scale != (kind in ("mxf8f6f4", "mxf4", "mxf4nvf4")):
+    if block_scale != (kind in BLOCK_SCALED_KINDS):
         raise PtxValidationError(".block_scale goes with .kind::mxf8f6f4 / mxf4 / mxf4nvf4 only")
     scale_vec = scale_vecs[0] if scale_vecs else None
     if block_scale and scale_vec is None:
         # 9.7.14.6.3: mxf4 defaults to 2X, mxf8f6f4 to 1X; mxf4nvf4 must say it
-        scale_vec = {"mxf4": "2X", "mxf8f6f4": "1X"}.get(kind)
+        scale_vec = DEFAULT_SCALE_VEC.get(kind)
         if scale_vec is None:
             raise PtxValidationError(".kind::mxf4nvf4 requires an explicit .scale_vec_size")
     form = MmaSpForm(k=shapes[0], dtype=types[0], atype=types[1], btype=types[2], ctype=types[3],
@@ -437,7 +507,7 @@ def execute_mma_sp(instruction, regs, target: str) -> dict[str, np.ndarray]:
     """Handler for opcode 'mma' with .sp / .sp::ordered_metadata (see ptxsim.isa.registry)."""
     form = form_of(instruction)
     ops = instruction.operands
-    nops = 10 if form.kind in ("mxf8f6f4", "mxf4", "mxf4nvf4") else 6
+    nops = 10 if form.kind in BLOCK_SCALED_KINDS else 6
     if len(ops) != nops:
         raise OperandError(f"mma{form.variant}.{form.shape} takes {nops} operands "
                            f"(d, a, b, c, e, f{', scale operands' if nops == 10 else ''}), got {len(ops)}")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ptxsim.errors import (OperandError, PtxValidationError, StackOverflowError,  # noqa: F401
                            UndefinedBehavior)
+from ptxsim.isa.legality import Form, Imm, Operand, Slot, check_form
 from ptxsim.isa.targets import AtLeast, Req
 
 # 9.7.17.3: immAlign is a power of 2, at most 2^23; default 8 (the minimum guaranteed alignment)
@@ -40,15 +41,47 @@ DEFAULT_STACK_BYTES = 1024    # cudaLimitStackSize default of the CUDA runtime (
 # cudaLimitStackSize bytes below it (an access below faults with cudaErrorIllegalAddress).
 INITIAL_SP = 0xFFFDC0
 
+# ------------------------------------------------------------------- legality, as data
+# The one table of 9.7.17, read by `check` and by the front-end validator
+# (ptx/legality/stack_misc.py). Syntax, PTX ISA notes (7.3) and Target ISA notes (sm_52) of
+# 9.7.17.1-3; "rT" is a register of the width .type names (ptxsim.isa.legality).
+_TYPE = Slot.of(".type", " ".join("." + t for t in TYPES), True)
+FORMS: dict[str, Form] = {f.name: f for f in [
+    # 9.7.17.1 "stacksave.type d;"  .type = { .u32, .u64 }
+    Form("stacksave", "stacksave", (_TYPE,), (Operand("d", "rT"),), MIN_PTX, TARGETS, "9.7.17.1"),
+    # 9.7.17.2 "stackrestore.type a;"
+    Form("stackrestore", "stackrestore", (_TYPE,), (Operand("a", "rT"),), MIN_PTX, TARGETS,
+         "9.7.17.2"),
+    # 9.7.17.3 "alloca.type ptr, size{, immAlign};"  size a register or an immediate; "immAlign
+    # ... must be a power of 2 and must not exceed 2^23"
+    Form("alloca", "alloca", (_TYPE,),
+         (Operand("ptr", "rT"), Operand("size", "rT|imm"),
+          Operand("immAlign", "imm", Imm(1, MAX_ALIGN, pow2=True), optional=True)),
+         MIN_PTX, TARGETS, "9.7.17.3"),
+]}
+
+
+def check(opcode: str, qualifiers=(), operands=(), target: str | None = None,
+          ptx_version=None) -> Form:
+    """Raise PtxValidationError unless `opcode qualifiers operands` is legal per FORMS (operands:
+    int for an immediate, str for a register name). Returns the form."""
+    if opcode not in FORMS:
+        raise PtxValidationError(f"'{opcode}' is not a stack instruction of 9.7.17 "
+                                 f"(known: {', '.join(FORMS)})")
+    check_form(FORMS[opcode], tuple(qualifiers), tuple(operands), target, ptx_version)
+    return FORMS[opcode]
+
 
 def check_align(imm_align: int | None) -> int:
-    """The alignment alloca uses: max(immAlign, frame_align), validated per 9.7.17.3."""
+    """The alignment alloca uses: max(immAlign, frame_align), validated per 9.7.17.3 (the
+    immAlign row of FORMS["alloca"])."""
     if imm_align is None:
         return DEFAULT_ALIGN
-    if imm_align <= 0 or imm_align & (imm_align - 1):
-        raise PtxValidationError(f"alloca: immAlign {imm_align} is not a power of two (9.7.17.3)")
-    if imm_align > MAX_ALIGN:
-        raise PtxValidationError(f"alloca: immAlign {imm_align} exceeds 2^23 (9.7.17.3)")
+    rule = FORMS["alloca"].operands[2].imm
+    if not rule.ok(imm_align):
+        why = ("is not a power of two" if imm_align <= 0 or imm_align & (imm_align - 1)
+               else "exceeds 2^23")
+        raise PtxValidationError(f"alloca: immAlign {imm_align} {why} (9.7.17.3)")
     return max(imm_align, FRAME_ALIGN)
 
 

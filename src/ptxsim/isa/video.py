@@ -15,14 +15,18 @@ is marked ``HW:`` below and listed in docs/video.md.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ptxsim.errors import OperandError, PtxValidationError  # noqa: F401 (re-exported)
+from ptxsim.isa.legality import Slot, count_problem, match_slots
 from ptxsim.isa.targets import AtLeast, Req, parse_target
 
 # ---------------------------------------------------------------- legality (9.7.18.1, 9.7.18.2)
+# The one table of 9.7.18 (SYNTAX below, with the cross-field rules in `problems`), read by
+# `parse` here and by the front-end validator (ptx/legality/video.py).
 TYPES = ("u32", "s32")
 SCALAR_OPS = ("vadd", "vsub", "vabsdiff", "vmin", "vmax")           # 9.7.18.1.1
 SHIFT_OPS = ("vshl", "vshr")                                         # 9.7.18.1.2
@@ -33,6 +37,8 @@ SCALAR_SELS = ("b0", "b1", "b2", "b3", "h0", "h1")                   # .asel .bs
 MASKS2 = ("h0", "h1", "h10")                                         # 9.7.18.2.1, default h10
 MASKS4 = ("b0", "b1", "b10", "b2", "b20", "b21", "b210", "b3", "b30", "b31", "b310", "b32",
           "b320", "b321", "b3210")                                   # 9.7.18.2.3, default b3210
+SEL2 = tuple(f"h{x}{y}" for x in "0123" for y in "0123")            # 9.7.18.2.1 .hxy
+SEL4 = re.compile(r"b[0-7]{4}")                                      # 9.7.18.2.3 .bxyzw
 SCALES = ("shr7", "shr15")                                           # 9.7.18.1.3
 MODES = ("clamp", "wrap")                                            # 9.7.18.1.2
 # Spec-legal byte selectors that ptxas 13.0 rejects with "Parsing error near '.b1024'"
@@ -42,6 +48,172 @@ PTXAS_UNLEXABLE_SELECTORS = frozenset({"b1024"})
 MIN_TARGET = {"scalar": 20, "simd": 30}
 TARGETS = {kind: Req(AtLeast(sm)) for kind, sm in MIN_TARGET.items()}
 MIN_PTX = {"scalar": (2, 0), "simd": (3, 0)}
+
+
+def _dot(xs) -> tuple:
+    return tuple("." + x for x in xs)
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """One syntax block of 9.7.18. `types`: 3 (.dtype.atype.btype) or 2 (.atype.btype, vset),
+    each .u32 or .s32, in that order among the other qualifiers (ptxas 13.0 accepts
+    `vadd.sat.u32.u32.u32`); `slots`: the other qualifiers; `d_sel`: the selectors (scalar
+    .dsel) or masks (SIMD) d may carry; `ab_sel`: those of a and b (a tuple or a pattern)."""
+    section: str
+    kind: str                  # "scalar" | "simd": the PTX ISA / Target ISA notes
+    types: int
+    slots: tuple
+    d_sel: tuple
+    ab_sel: object
+
+
+_SAT, _ADD = Slot.of(".sat", ".sat"), Slot.of(".add", ".add")
+_OP2 = Slot.of(".op2", _dot(SECOPS))
+_CMP = Slot.of(".cmp", _dot(CMPS), True)
+_SCALAR_SEL = _dot(SCALAR_SELS)
+SYNTAX: dict[str, Syntax] = {
+    # 9.7.18.1.1 "vop.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel}, b{.bsel}{, c};"
+    **{op: Syntax("9.7.18.1.1", "scalar", 3, (_SAT, _OP2), _SCALAR_SEL, _SCALAR_SEL)
+       for op in SCALAR_OPS},
+    # 9.7.18.1.2 "vop.dtype.atype.u32{.sat}.mode{.op2} d{.dsel}, a{.asel}, b{.bsel}{, c};"
+    **{op: Syntax("9.7.18.1.2", "scalar", 3, (_SAT, _OP2, Slot.of(".mode", _dot(MODES), True)),
+                  _SCALAR_SEL, _SCALAR_SEL) for op in SHIFT_OPS},
+    # 9.7.18.1.3 "vmad.dtype.atype.btype{.sat}{.scale} d, {-}a{.asel}, {-}b{.bsel}, {-}c;" and
+    # "vmad.dtype.atype.btype.po{.sat}{.scale} d, a{.asel}, b{.bsel}, c;"
+    "vmad": Syntax("9.7.18.1.3", "scalar", 3,
+                   (Slot.of(".po", ".po"), _SAT, Slot.of(".scale", _dot(SCALES))), (), _SCALAR_SEL),
+    # 9.7.18.1.4 "vset.atype.btype.cmp{.op2} d{.dsel}, a{.asel}, b{.bsel}{, c};"
+    "vset": Syntax("9.7.18.1.4", "scalar", 2, (_CMP, _OP2), _SCALAR_SEL, _SCALAR_SEL),
+    # 9.7.18.2.1 "vop2.dtype.atype.btype{.sat}{.add} d{.mask}, a{.asel}, b{.bsel}, c;"
+    **{op + "2": Syntax("9.7.18.2.1", "simd", 3, (_SAT, _ADD), _dot(MASKS2), _dot(SEL2))
+       for op in SIMD_OPS},
+    # 9.7.18.2.2 "vset2.atype.btype.cmp{.add} d{.mask}, a{.asel}, b{.bsel}, c;"
+    "vset2": Syntax("9.7.18.2.2", "simd", 2, (_CMP, _ADD), _dot(MASKS2), _dot(SEL2)),
+    # 9.7.18.2.3 "vop4.dtype.atype.btype{.sat}{.add} d{.mask}, a{.asel}, b{.bsel}, c;"
+    **{op + "4": Syntax("9.7.18.2.3", "simd", 3, (_SAT, _ADD), _dot(MASKS4), SEL4)
+       for op in SIMD_OPS},
+    # 9.7.18.2.4 "vset4.atype.btype.cmp{.add} d{.mask}, a{.asel}, b{.bsel}, c;"
+    "vset4": Syntax("9.7.18.2.4", "simd", 2, (_CMP, _ADD), _dot(MASKS4), SEL4),
+}
+
+
+def problems(opcode: str, qualifiers, operands, operand_kind=None):
+    """Judge one video instruction against SYNTAX and the cross-field rules of 9.7.18. Yields
+    ("error" | "warning", message) in reading order. `operands`: objects with `.minus` (negated)
+    and `.selector` (".b0", ... or None); `operand_kind(idx, kinds, what)`, when given, is
+    called where an operand's kind matters (the validator checks kinds and widths there; the
+    isa layer has register names only). The PTX ISA / Target ISA notes are not judged here
+    (MIN_PTX, TARGETS)."""
+    syn = SYNTAX[opcode]
+    s, name, n = syn.section, opcode, len(operands)
+    kind_ok = operand_kind or (lambda idx, kinds, what: True)
+    sel = [getattr(o, "selector", None) for o in operands]
+    neg = [bool(getattr(o, "minus", False)) for o in operands]
+
+    types = [q for q in qualifiers if q in (".u32", ".s32")]
+    if len(types) != syn.types:
+        names = ".dtype.atype.btype" if syn.types == 3 else ".atype.btype"
+        yield "error", (f"{name} takes {syn.types} type qualifiers ({names}, each .u32 or .s32), "
+                        f"got {len(types)} ({s})")
+        types = None
+    q, slot_problems = match_slots(syn.slots, [x for x in qualifiers if x not in (".u32", ".s32")])
+    for p in slot_problems:
+        yield "error", p.message(name, s)
+
+    def count(lo, hi=None, form=""):
+        return count_problem(name, n, lo, hi, form)
+
+    def check_sel(idx, allowed, what):
+        x = sel[idx] if idx < n else None
+        if x is None:
+            return
+        ok = x in allowed if isinstance(allowed, tuple) else bool(allowed.fullmatch(x[1:]))
+        if not ok:
+            yield "error", f"selector '{x}' on {what} of {name} is not valid ({s})"
+        elif x[1:] in PTXAS_UNLEXABLE_SELECTORS:
+            yield "error", (f"selector '{x}' on {what} of {name} is legal in the spec but ptxas "
+                            f"13.0 cannot parse it (it lexes as a single token) ({s})")
+
+    def no_sel(idx, what):
+        if idx < n and sel[idx]:
+            yield "error", f"{what} of {name} takes no selector in this form ({s})"
+
+    def kinds(idxs):
+        for k in idxs:
+            kind_ok(k, "r32|imm" if k > 0 else "r32", "dabc"[k])
+
+    def no_negation():
+        # Only vmad negates operands; ptxas 13.0: "Operand negation not allowed for
+        # instruction 'vadd'" (tests/test_legality_consistency.py)
+        if any(neg):
+            yield "error", f"operand negation is only allowed on vmad, not {name} ({s})"
+
+    if syn.kind == "simd":
+        if q.get(".sat") and q.get(".add"):
+            # 9.7.18.2.1: "Saturation cannot be used with the secondary accumulate operation."
+            yield "error", f"{name}: .sat and .add cannot be combined ({s})"
+        yield from no_negation()
+        msg = count(4, form="d{.mask}, a{.asel}, b{.bsel}, c")
+        if msg:
+            yield "error", msg
+            return
+        kinds(range(3))
+        kind_ok(3, "r32", "c")            # ptxas: "Incorrect video selector for operand 3"
+        yield from check_sel(0, syn.d_sel, "d (mask)")
+        yield from check_sel(1, syn.ab_sel, "a")
+        yield from check_sel(2, syn.ab_sel, "b")
+        yield from no_sel(3, "c")
+        return
+
+    if types and opcode in SHIFT_OPS and types[2] != ".u32":
+        yield "error", f"{opcode} requires .btype .u32, got {types[2]} ({s})"
+    if opcode == "vmad":
+        msg = count(4)
+        if msg:
+            yield "error", msg
+            return
+        kinds(range(4))
+        yield from no_sel(0, "d")
+        yield from check_sel(1, syn.ab_sel, "a")
+        yield from check_sel(2, syn.ab_sel, "b")
+        yield from no_sel(3, "c")
+        if neg[0]:
+            # ptxas 13.0: "Operand negation limited to either (source A xor source B) or
+            # source C" for a negated d
+            yield "error", f"the destination d of vmad cannot be negated ({s})"
+        elif q[".po"] and any(neg):
+            yield "error", f"source operands may not be negated in vmad .po mode ({s})"
+        elif (neg[1] != neg[2]) and neg[3]:
+            # "PTX allows negation of either (a*b) or c."
+            yield "error", f"vmad may negate either the product (a xor b) or c, not both ({s})"
+        return
+    yield from no_negation()
+    if q.get(".op2"):
+        msg = count(4, form=f"{q['.op2']} secondary operation: d, a, b, c")
+        if msg:
+            yield "error", msg
+        else:
+            yield from no_sel(0, "d")
+    elif n == 4:
+        if not sel[0]:
+            # The syntax wants .op2 or d.dsel; ptxas 13.0 accepts neither, and the H200 ignores
+            # c (result = the three-operand form, 12 variants x 1024 operand sets; the SASS
+            # does not load c: tests/isa/data/video_c_sm90.npz). Legal, but surely not meant.
+            yield "warning", (f"{opcode} with a third source operand but neither .op2 nor d.dsel "
+                              f"ignores c, as the GPU does ({s})")
+    else:
+        msg = count(3, 4)
+        if msg:
+            yield "error", msg
+        else:
+            yield from no_sel(0, "d")
+    kinds(range(min(n, 4)))
+    yield from check_sel(0, syn.d_sel, "d")
+    yield from check_sel(1, syn.ab_sel, "a")
+    yield from check_sel(2, syn.ab_sel, "b")
+    if n == 4:
+        yield from no_sel(3, "c")
 
 
 @dataclass(frozen=True)
@@ -69,7 +241,14 @@ class VideoInstruction:
 
 
 _OPC = re.compile(r"^(vadd|vsub|vabsdiff|vmin|vmax|vshl|vshr|vmad|vset|vavrg)(2|4)?$")
-_OPND = re.compile(r"^(-?)(%?[A-Za-z_$][\w$]*)(?:\.(\w+))?$")
+_OPND = re.compile(r"^(-?)(%?[A-Za-z_$][\w$]*)(?:(\.\w+))?$")
+
+
+@dataclass(frozen=True)
+class _Operand:
+    minus: bool
+    name: str
+    selector: str | None
 
 
 def _err(text, msg):
@@ -77,7 +256,8 @@ def _err(text, msg):
 
 
 def parse(text: str) -> VideoInstruction:
-    """Parse and validate one video instruction (legality per 9.7.18; raises PtxValidationError)."""
+    """Parse one video instruction and judge it against SYNTAX (`problems`: raises
+    PtxValidationError on the first error, warns VideoOperandIgnored); decode the fields."""
     t = text.strip().rstrip(";").strip()
     m = re.match(r"^(\S+)\s+(.*)$", t)
     if not m:
@@ -91,117 +271,38 @@ def parse(text: str) -> VideoInstruction:
         raise _err(text, "vavrg exists only as vavrg2 / vavrg4 (9.7.18.2)")
     if width > 1 and op in ("vshl", "vshr", "vmad"):
         raise _err(text, f"{op} has no SIMD form (9.7.18.2)")
-    quals = parts[1:]
-    ntypes = 2 if op == "vset" else 3
-    types, rest = quals[:ntypes], quals[ntypes:]
-    if len(types) < ntypes or any(x not in TYPES for x in types):
-        raise _err(text, f"{parts[0]} needs {ntypes} types from .u32/.s32 "
-                   f"({'atype.btype' if op == 'vset' else 'dtype.atype.btype'})")
-    if op == "vset":
-        dtype, atype, btype = "u32", types[0], types[1]
-    else:
-        dtype, atype, btype = types
-    if op in SHIFT_OPS and btype != "u32":
-        raise _err(text, f"{op} requires btype .u32 (9.7.18.1.2)")
-    kw: dict = {}
-    seen = set()
-    for q in rest:
-        if q in seen:
-            raise _err(text, f"qualifier .{q} repeated")
-        seen.add(q)
-        if q == "sat" and op != "vset":
-            kw["sat"] = True
-        elif q in SECOPS and (width == 1 or q == "add"):
-            kw["secop"] = q
-        elif q in CMPS and op == "vset":
-            kw["cmp"] = q
-        elif q in MODES and op in SHIFT_OPS:
-            kw["mode"] = q
-        elif q in SCALES and op == "vmad":
-            kw["scale"] = q
-        elif q == "po" and op == "vmad":
-            kw["po"] = True
-        else:
-            raise _err(text, f"qualifier .{q} is not allowed on {parts[0]}")
-    if op == "vset" and "cmp" not in kw:
-        raise _err(text, "vset needs a comparison .eq/.ne/.lt/.le/.gt/.ge")
-    if op in SHIFT_OPS and "mode" not in kw:
-        raise _err(text, f"{op} needs .clamp or .wrap (9.7.18.1.2)")
-    if op == "vmad" and "secop" in kw:
-        raise _err(text, "vmad has no secondary operation")
-    if width > 1 and kw.get("sat") and kw.get("secop"):
-        # 9.7.18.2.1: "Saturation cannot be used with the secondary accumulate operation."
-        raise _err(text, "Illegal combination of .sat and .add modifiers")
-    ops = [o.strip() for o in m.group(2).split(",")]
-    parsed = []
-    for o in ops:
+    quals = tuple("." + q for q in parts[1:])
+    ops = []
+    for o in (x.strip() for x in m.group(2).split(",")):
         pm = _OPND.match(o)
         if not pm:
             raise _err(text, f"bad operand '{o}'")
-        parsed.append(pm.groups())
+        ops.append(_Operand(pm.group(1) == "-", pm.group(2), pm.group(3)))
+    for severity, msg in problems(parts[0], quals, ops):
+        if severity == "error":
+            raise _err(text, msg)
+        from ptxsim.errors import VideoOperandIgnored
+        warnings.warn(VideoOperandIgnored(f"{text.strip()}: {msg}"), stacklevel=3)
+
+    # decode (legal by now)
+    types = [x[1:] for x in quals if x in (".u32", ".s32")]
+    dtype, atype, btype = ("u32", *types) if op == "vset" else types
+    given = set(quals)
+    kw: dict = dict(sat=".sat" in given, po=".po" in given)
+    for field_, values in (("secop", SECOPS), ("cmp", CMPS), ("mode", MODES), ("scale", SCALES)):
+        hit = [v for v in values if "." + v in given]
+        if hit:
+            kw[field_] = hit[0]
+    sels = [o.selector[1:] if o.selector else None for o in ops]
     if op == "vmad":
-        if len(parsed) != 4:
-            raise _err(text, "vmad takes d, a, b, c")
-    elif width > 1:
-        if len(parsed) != 4:
-            raise _err(text, f"{parts[0]} takes d{{.mask}}, a{{.asel}}, b{{.bsel}}, c")
-    elif len(parsed) not in (3, 4):
-        raise _err(text, f"{parts[0]} takes d, a, b or d, a, b, c")
-    negs = [p[0] == "-" for p in parsed]
-    if op == "vmad":
-        na, nb, nc = negs[1], negs[2], negs[3]
-        if negs[0]:
-            raise _err(text, "the destination cannot be negated")
-        if (na ^ nb) and nc:
-            raise _err(text, "Operand negation limited to either (source A xor source B) or source C")
-        if kw.get("po") and (na or nb or nc):
-            raise _err(text, "source operands may not be negated in .po mode (9.7.18.1.3)")
-        kw.update(neg_a=na, neg_b=nb, neg_c=nc)
-    elif any(negs):
-        raise _err(text, f"operand negation is only allowed on vmad")
-    dsel_or_mask, asel, bsel = parsed[0][2], parsed[1][2], parsed[2][2]
-    csel = parsed[3][2] if len(parsed) == 4 else None
-    if csel:
-        raise _err(text, "operand c takes no selector")
+        kw.update(neg_a=ops[1].minus, neg_b=ops[2].minus, neg_c=ops[3].minus)
     if width == 1:
-        for nm, s in (("asel", asel), ("bsel", bsel), ("dsel", dsel_or_mask)):
-            if s is not None and s not in SCALAR_SELS:
-                raise _err(text, f".{s} is not a valid .{nm} (b0..b3, h0, h1)")
-        if op == "vmad" and dsel_or_mask:
-            raise _err(text, "vmad has no destination selector")
-        has_c = len(parsed) == 4
-        if op != "vmad":
-            if dsel_or_mask and kw.get("secop"):
-                raise _err(text, "a destination selector (merge) and a secondary operation exclude each other")
-            if (dsel_or_mask or kw.get("secop")) and not has_c:
-                raise _err(text, "merge / secondary operation needs operand c")
-            if has_c and not (dsel_or_mask or kw.get("secop")):
-                # HW: ptxas 13.0 accepts `vop d, a, b, c` with neither .op2 nor d.dsel (the
-                # syntax asks for one of them) and the H200 ignores c: the result equals the
-                # three-operand form for 12 variants x 1024 operand sets, and the SASS does not
-                # even load c (tests/isa/data/video_c_sm90.npz, hw3/video_c.py, docs/video.md).
-                import warnings
-                from ptxsim.errors import VideoOperandIgnored
-                warnings.warn(VideoOperandIgnored(
-                    f"{text.strip()}: operand c without .op2 or d.dsel is ignored (as on the "
-                    "GPU: ptxas drops it)"), stacklevel=3)
-                parsed = parsed[:3]
-        kw.update(dsel=dsel_or_mask, asel=asel, bsel=bsel)
+        kw.update(dsel=sels[0], asel=sels[1], bsel=sels[2])
+        if op != "vmad" and len(ops) == 4 and not (sels[0] or kw.get("secop")):
+            ops = ops[:3]             # c is ignored (the warning above; docs/video.md)
     else:
-        masks = MASKS2 if width == 2 else MASKS4
-        if dsel_or_mask is not None and dsel_or_mask not in masks:
-            raise _err(text, f".{dsel_or_mask} is not a valid mask for {parts[0]}")
-        for nm, s in (("asel", asel), ("bsel", bsel)):
-            if s is None:
-                continue
-            ok = (re.fullmatch(r"h[0-3]{2}", s) if width == 2 else re.fullmatch(r"b[0-7]{4}", s))
-            if not ok:
-                raise _err(text, f".{s} is not a valid .{nm} for {parts[0]}")
-            if s in PTXAS_UNLEXABLE_SELECTORS:
-                raise _err(text, f".{s} is legal in the spec but ptxas 13.0 fails to parse it "
-                           "(it lexes as a single token); the program would not assemble")
-        kw.update(mask=dsel_or_mask, asel=asel, bsel=bsel)
-    regs = tuple(p[1] for p in parsed) + ((None,) if len(parsed) == 3 else ())
+        kw.update(mask=sels[0], asel=sels[1], bsel=sels[2])
+    regs = tuple(o.name for o in ops) + ((None,) if len(ops) == 3 else ())
     return VideoInstruction(op=op, width=width, dtype=dtype, atype=atype, btype=btype,
                             regs=regs, text=text.strip(), **kw)
 

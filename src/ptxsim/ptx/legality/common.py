@@ -1,12 +1,14 @@
-"""The machinery the per-family legality tables use: qualifier slots, operand kinds, immediate
-ranges, target / PTX-version requirements. Tables live in the family modules; this file only
-knows how to compare an Instruction against them and word the diagnostics."""
+"""The matcher of the legality tables: compares a parsed Instruction with a family's table and
+words the diagnostics (with the source location). The table vocabulary (Slot, Operand, Imm,
+Form, Req) is ptxsim.isa.legality's, shared with the isa modules that execute the instructions;
+`Check.form` judges an Instruction against one `Form` row, as `isa.legality.check_form` does."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ptxsim.ptx.instruction import (Address, Immediate, Instruction, Label, Register,
                                     RegisterPair, SourceLoc, Vector)
+from ptxsim.isa.legality import Form, Slot, count_problem, match_slots, register_kinds  # noqa: F401 (Slot re-exported)
 from ptxsim.ptx.targets import Req, Target, vstr
 
 
@@ -20,18 +22,6 @@ class Diagnostic:
 
     def __str__(self) -> str:
         return f"{self.loc}: {self.severity}: {self.message}"
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One qualifier position of a syntax line: `.shape = { .16x64b, ... }`."""
-    name: str
-    values: frozenset
-    required: bool = False
-
-    @staticmethod
-    def of(name: str, values, required: bool = False) -> "Slot":
-        return Slot(name, frozenset(values.split() if isinstance(values, str) else values), required)
 
 
 # Register widths by declared type (PTX ISA 5.2 "Types").
@@ -79,23 +69,25 @@ class Check:
     def slots(self, slots: list[Slot], section: str) -> dict:
         """Match every qualifier to one slot (order-free). Unknown, repeated and missing
         qualifiers are errors. Returns slot name -> qualifier (or None)."""
-        got: dict = {s.name: None for s in slots}
-        for q in self.i.qualifiers:
-            owners = [s for s in slots if q in s.values]
-            if not owners:
-                self.err(f"qualifier '{q}' is not valid for {self.name} ({section})")
-                continue
-            free = [s for s in owners if got[s.name] is None]
-            if not free:
-                self.err(f"qualifier '{q}' conflicts with '{got[owners[0].name]}' "
-                         f"(only one {owners[0].name} allowed for {self.name}, {section})")
-                continue
-            got[free[0].name] = q
-        for s in slots:
-            if s.required and got[s.name] is None:
-                opts = ", ".join(sorted(s.values))
-                self.err(f"{self.name} requires a {s.name} qualifier (one of {opts}) ({section})")
+        got, problems = match_slots(slots, self.i.qualifiers)
+        for p in problems:
+            self.err(p.message(self.name, section))
         return got
+
+    def form(self, f: Form) -> dict:
+        """Judge the instruction against one row of an isa table (ptxsim.isa.legality.Form):
+        qualifier slots, operand count, operand kinds, immediate ranges, PTX ISA version and
+        Target ISA notes, in that order. Returns slot name -> qualifier."""
+        s = f.source
+        q = self.slots(list(f.slots), s)
+        lo, hi = f.operand_counts
+        if self.count(lo, hi, form=f.syntax if lo != hi else ""):
+            for idx, spec in enumerate(f.operands[:len(self.i.operands)]):
+                if self.operand(idx, register_kinds(spec.kinds, q), spec.name) and spec.imm:
+                    self.imm_rule(idx, spec, s)
+        self.since(f.since, f.name, s)
+        self.target(f.req, f.name, s)
+        return q
 
     def forbid(self, cond: bool, msg: str) -> None:
         if cond:
@@ -103,11 +95,9 @@ class Check:
 
     # -- operands ----------------------------------------------------------------------------
     def count(self, lo: int, hi: int | None = None, form: str = "") -> bool:
-        n = len(self.i.operands)
-        hi = lo if hi is None else hi
-        if not lo <= n <= hi:
-            want = str(lo) if lo == hi else f"{lo} to {hi}"
-            self.err(f"{self.name} takes {want} operands{(' (' + form + ')') if form else ''}, got {n}")
+        msg = count_problem(self.name, len(self.i.operands), lo, hi, form)
+        if msg:
+            self.err(msg)
             return False
         return True
 
@@ -163,6 +153,17 @@ class Check:
         if v is not None and not lo <= v <= hi:
             self.err(f"operand {idx + 1} ({what}) of {self.name} = {v} is out of range "
                      f"[{lo}, {hi}] ({section})")
+
+    def imm_rule(self, idx: int, spec, section: str) -> None:
+        """Operand `idx` against its `Operand.imm` rule (when it is an integer immediate)."""
+        v, rule = self.imm(idx), spec.imm
+        if v is None or rule.ok(v):
+            return
+        if rule.step > 1 or rule.pow2:
+            self.err(f"{spec.name} = {v} of {self.name} must be {rule.rule()} ({section})")
+        else:
+            what = spec.name + (f" ({rule.what})" if rule.what else "")
+            self.imm_range(idx, rule.lo, rule.hi, what, section)
 
     # -- target / version ------------------------------------------------------------------
     def target(self, req: Req, what: str, section: str) -> None:

@@ -3,65 +3,57 @@
 generic parsing: it is outside the spec texts this project holds."""
 from __future__ import annotations
 
-from ptxsim.ptx.legality.common import Check, Slot
+from ptxsim.isa import mma_sp as isa
 from ptxsim.isa.mma_sp import REQUIREMENTS
+from ptxsim.ptx.legality.common import Check, Slot
 
 S = "9.7.14.6.3"
-F8 = {".e4m3", ".e5m2"}
-F8F6F4 = {".e4m3", ".e5m2", ".e3m2", ".e2m3", ".e2m1"}
 
-
-# Target ISA notes: the one table is isa/mma_sp.py's REQUIREMENTS (ptxsim.isa.targets vocabulary).
+# Target ISA notes: the one table is isa/mma_sp.py's (LEGAL rows and their Notes, REQUIREMENTS).
 SM80 = REQUIREMENTS["sm_80"]
 SM89 = REQUIREMENTS["sm_89"]
-# ".f16 dtype/ctype with .e4m3/.e5m2 requires sm_120": ptxas 13.0 takes it on sm_120a/f and
-# sm_121a/f but rejects plain sm_120 / sm_121 ("not supported on .target 'sm_120'").
 SM120 = REQUIREMENTS["sm_120f"]
-# ".e3m2, .e2m3 and .e2m1 ... requires sm_120a and are supported on sm_120f or higher in the same
-# family from PTX ISA version 8.8"; the same note for .kind / .block_scale / .scale_vec_size.
 SM120AF = REQUIREMENTS["sm_120f"]
-# ".kind::mxf4nvf4 and .kind::mxf4 are supported on sm_120a, sm_121a".
 SM120A_121A = REQUIREMENTS["sm_120a"]
 
-# The syntax lines as rows:
-#   (shape, dtypes, atypes, btypes, ctypes, spvariants, kind, A regs, B regs, max selector f)
-# Register counts are the fragment sizes per thread: a sparse A of 16 x K/2 and a dense B of
-# K x 8 elements, spread over 32 threads, in 32-bit registers. The selector range: the text says
-# "0..3"; the per-shape limits (which threads of a group hold the metadata) come from the sparse
-# storage section 9.7.14.6.1, which shared/spec lacks; they are ptxas 13.0's, measured one by one
-# (ptxas itself allows 0..3 for m16n8k32 .f32.f16.f16.f32 but 0..1 for .f16.f16.f16.f16 and
-# .f32.bf16.bf16.f32 of the same shape; we take 0..1 for the whole shape).
-SP = {".sp", ".sp::ordered_metadata"}
-OM = {".sp::ordered_metadata"}
-ROWS = [
-    # half precision
-    (".m16n8k16", {".f16", ".f32"}, {".f16"}, {".f16"}, {".f16", ".f32"}, SP, None, 2, 2, 3),
-    (".m16n8k32", {".f16", ".f32"}, {".f16"}, {".f16"}, {".f16", ".f32"}, SP, None, 4, 4, 1),
-    # alternate floating point
-    (".m16n8k16", {".f32"}, {".bf16"}, {".bf16"}, {".f32"}, SP, None, 2, 2, 3),
-    (".m16n8k32", {".f32"}, {".bf16"}, {".bf16"}, {".f32"}, SP, None, 4, 4, 1),
-    (".m16n8k8", {".f32"}, {".tf32"}, {".tf32"}, {".f32"}, SP, None, 2, 2, 3),
-    (".m16n8k16", {".f32"}, {".tf32"}, {".tf32"}, {".f32"}, SP, None, 4, 4, 1),
-    (".m16n8k64", {".f32"}, F8, F8, {".f32"}, SP, None, 4, 4, 0),
-    (".m16n8k64", {".f16"}, F8, F8, {".f16"}, OM, None, 4, 4, 0),  # sm_120, PTX 8.7 (see notes)
-    (".m16n8k64", {".f16", ".f32"}, F8F6F4, F8F6F4, {".f16", ".f32"}, OM, ".kind::f8f6f4", 4, 4, 0),
-    # block scaling
-    (".m16n8k128", {".f32"}, {".e2m1"}, {".e2m1"}, {".f32"}, OM, ".kind::mxf4", 4, 4, 0),
-    (".m16n8k128", {".f32"}, {".e2m1"}, {".e2m1"}, {".f32"}, OM, ".kind::mxf4nvf4", 4, 4, 0),
-    (".m16n8k64", {".f32"}, F8F6F4, F8F6F4, {".f32"}, OM, ".kind::mxf8f6f4", 4, 4, 0),
-    # integer
-    (".m16n8k32", {".s32"}, {".u8", ".s8"}, {".u8", ".s8"}, {".s32"}, SP, None, 2, 2, 1),
-    (".m16n8k64", {".s32"}, {".u8", ".s8"}, {".u8", ".s8"}, {".s32"}, SP, None, 4, 4, 0),
-    (".m16n8k64", {".s32"}, {".u4", ".s4"}, {".u4", ".s4"}, {".s32"}, SP, None, 2, 2, 1),
-    (".m16n8k128", {".s32"}, {".u4", ".s4"}, {".u4", ".s4"}, {".s32"}, SP, None, 4, 4, 0),
-]
-# Table 36 (block scaling for mma): kind -> {scale_vec_size: stypes}; None = qualifier omitted.
-SCALE = {
-    ".kind::mxf4": {None: {".ue8m0"}, ".scale_vec::2X": {".ue8m0"}},
-    ".kind::mxf4nvf4": {".scale_vec::2X": {".ue8m0"}, ".scale_vec::4X": {".ue8m0", ".ue4m3"}},
-    ".kind::mxf8f6f4": {None: {".ue8m0"}, ".scale_vec::1X": {".ue8m0"}},
-}
-TYPES = {".f16", ".f32", ".bf16", ".tf32", ".s32", ".u8", ".s8", ".u4", ".s4", ".ue8m0", ".ue4m3"} | F8F6F4
+# The qualifier vocabulary, read off the isa table.
+SHAPES = tuple(f".m16n8k{k}" for k in sorted({k for r in isa.LEGAL for k in r.shapes}))
+KINDS = tuple(f".kind::{r.kind}" for r in isa.LEGAL if r.kind)
+SCALE_VECS = tuple(f".scale_vec::{v}" for v in
+                   sorted({v for r in isa.LEGAL for _, v in r.scales}))
+TYPES = {"." + t for t in isa.TYPES}
+# Table 36 (block scaling for mma): kind -> {scale_vec_size: stypes}; None = qualifier omitted
+# (isa.DEFAULT_SCALE_VEC says what it means).
+SCALE = {}
+for _r in isa.LEGAL:
+    for _stype, _vec in _r.scales:
+        _by_vec = SCALE.setdefault(f".kind::{_r.kind}", {})
+        _keys = [f".scale_vec::{_vec}"] + ([None] if isa.DEFAULT_SCALE_VEC.get(_r.kind) == _vec else [])
+        for _key in _keys:
+            _by_vec.setdefault(_key, set()).add("." + _stype)
+
+
+# A read-only view in the old row shape, derived from isa.LEGAL (tests/ptx/test_ptxas_corpus.py
+# walks it): (shape, dtypes, atypes, btypes, ctypes, spvariants, kind, A regs, B regs, max f).
+ROWS = [(f".m16n8k{k}", {"." + x for x, _ in r.accum}, {"." + t for t in r.ab_types},
+         {"." + t for t in r.ab_types}, {"." + y for _, y in r.accum}, set(r.variants),
+         f".kind::{r.kind}" if r.kind else None,
+         *(lambda f: (f[0], f[1], f[2].stop - 1))(isa.shape_facts(k, r.ab_types[0], r.kind)))
+        for r in isa.LEGAL for k in r.shapes]
+
+
+def _row(shape: str, kind, d: str, a: str, b: str, cc: str):
+    """The LEGAL row of this shape, kind and types (d and c each among the row's accumulators;
+    their equality is a rule of its own)."""
+    if shape is None:
+        return None
+    k = int(shape[len(".m16n8k"):])
+    kind = kind[len(".kind::"):] if kind else None
+    for r in isa.LEGAL:
+        if (r.kind == kind and k in r.shapes and a[1:] in r.ab_types and b[1:] in r.ab_types
+                and d[1:] in {x for x, _ in r.accum} and cc[1:] in {y for _, y in r.accum}):
+            return r
+    return None
 
 
 def mma(c: Check) -> None:
@@ -72,14 +64,12 @@ def mma(c: Check) -> None:
     rest = [q for q in c.i.qualifiers if q not in TYPES]
     # the non-type qualifiers are order-free; the types are positional (d, a, b, c {, s})
     sub = Check(type(c.i)(c.i.opcode, tuple(rest), c.i.operands, c.i.predicate, c.i.loc), c.ctx, c.out, "mma.sp")
-    q = sub.slots([Slot.of(".spvariant", ".sp .sp::ordered_metadata", True), Slot.of(".sync", ".sync", True),
-                   Slot.of(".aligned", ".aligned", True),
-                   Slot.of(".shape", ".m16n8k8 .m16n8k16 .m16n8k32 .m16n8k64 .m16n8k128", True),
+    q = sub.slots([Slot.of(".spvariant", isa.BOTH, True), Slot.of(".sync", ".sync", True),
+                   Slot.of(".aligned", ".aligned", True), Slot.of(".shape", SHAPES, True),
                    Slot.of(".alayout", ".row", True), Slot.of(".blayout", ".col", True),
-                   Slot.of(".satfinite", ".satfinite"),
-                   Slot.of(".kind", ".kind::f8f6f4 .kind::mxf8f6f4 .kind::mxf4 .kind::mxf4nvf4"),
+                   Slot.of(".satfinite", ".satfinite"), Slot.of(".kind", KINDS),
                    Slot.of(".block_scale", ".block_scale"),
-                   Slot.of(".scale_vec_size", ".scale_vec::1X .scale_vec::2X .scale_vec::4X")], S)
+                   Slot.of(".scale_vec_size", SCALE_VECS)], S)
     c.failed |= sub.failed
     if q[".alayout"] and q[".blayout"] and rest.index(".row") > rest.index(".col"):
         c.err(f"mma.sp layout must be .row.col (A row-major, B column-major) ({S})")
@@ -91,17 +81,16 @@ def mma(c: Check) -> None:
               f"{'.stype' if block else ''}), got {len(types)} ({S})")
         return
     d, a, b, cc = types[:4]
-    row = next((r for r in ROWS if r[0] == shape and d in r[1] and a in r[2] and b in r[3]
-                and cc in r[4] and r[6] == kind), None)
+    row = _row(shape, kind, d, a, b, cc)
     if row is None:
         c.err(f"mma.sp does not support {shape}{kind or ''} with types "
               f"{d}{a}{b}{cc} ({S})")
         return
-    if spv not in row[5]:
+    if spv not in row.variants:
         c.err(f"{shape}{kind or ''}{d}{a}{b}{cc} requires .sp::ordered_metadata, not {spv} ({S})")
     if d != cc:
         c.err(f"mma.sp with {shape}: .dtype ({d}) must be the same as .ctype ({cc}) ({S})")
-    if q[".satfinite"] and d != ".s32":
+    if q[".satfinite"] and not row.satfinite:
         c.err(f".satfinite is only valid for integer mma.sp ({S})")
     if block != bool(bs):
         c.err(f"{kind} requires .block_scale" if block else f".block_scale requires a block-scaled .kind ({S})")
@@ -115,15 +104,17 @@ def mma(c: Check) -> None:
             c.err(f"{kind} with {svs or 'the default scale vector size'} requires .stype "
                   f"{' or '.join(sorted(allowed[svs]))}, got {types[4]} (Table 36)")
     # operands: d, a, b, c, e, f {, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {...}}
+    # register counts and selector range: the fragment layouts (isa.shape_facts)
+    a_regs, b_regs, selectors = isa.shape_facts(int(shape[len(".m16n8k"):]), a[1:], row.kind)
     dregs = 2 if d == ".f16" else 4
     nops = 10 if block else 6
     if c.count(nops):
-        for k, (what, n) in enumerate((("d", dregs), ("a", row[7]), ("b", row[8]), ("c", dregs))):
+        for k, (what, n) in enumerate((("d", dregs), ("a", a_regs), ("b", b_regs), ("c", dregs))):
             if c.operand(k, "vec", what):
                 c.vector(k, n, what)
         c.operand(4, "r32", "e (sparsity metadata)")
         if c.operand(5, "imm", "f (sparsity selector)"):
-            c.imm_range(5, 0, row[9], f"sparsity selector for {shape}{a}", S)
+            c.imm_range(5, 0, selectors.stop - 1, f"sparsity selector for {shape}{a}", S)
         if block:
             for k, what in ((6, "scale-a-data"), (8, "scale-b-data")):
                 c.operand(k, "r32", what)
@@ -135,28 +126,15 @@ def mma(c: Check) -> None:
     if spv == ".sp":
         c.warn("mma.sp may have substantially reduced performance on some targets; "
                "mma.sp::ordered_metadata is advised (9.7.14.6.3 Notes)")
-    # PTX ISA notes
-    c.since((7, 1), "mma.sp", S)
-    if spv == ".sp::ordered_metadata":
-        c.since((8, 5), "mma.sp::ordered_metadata", S)
-    if a in F8 and b in F8 and not kind:
-        c.since((8, 4), ".e4m3/.e5m2 mma.sp", S)
-    if d == ".f16" and a in F8 and not kind:
-        c.since((8, 7), ".f16 dtype/ctype with .e4m3/.e5m2", S)
-    if kind:
-        c.since((8, 7), kind, S)
-    if kind == ".kind::mxf4nvf4" and svs == ".scale_vec::4X" and types[4] == ".ue8m0":
-        c.since((9, 1), ".scale_vec::4X with .ue8m0", S)
-    # Target ISA notes
-    c.target(SM80, "mma.sp", S)
-    if a in F8 and b in F8 and not kind:
-        c.target(SM89, ".e4m3/.e5m2 mma.sp", S)
-    if d == ".f16" and a in F8 and not kind:
-        c.target(SM120, ".f16 dtype/ctype with .e4m3/.e5m2", S)
-    if kind in (".kind::mxf4", ".kind::mxf4nvf4"):
-        c.target(SM120A_121A, kind, S)
-    elif kind:
-        c.target(SM120AF, kind, S)
+    # PTX ISA and Target ISA notes of the row (isa.notes_of)
+    stype = types[4][1:] if block else None
+    vec = (svs[len(".scale_vec::"):] if svs else isa.DEFAULT_SCALE_VEC.get(row.kind)) if block else None
+    notes = isa.notes_of(row, spv == ".sp::ordered_metadata", stype, vec)
+    for note in notes:
+        c.since(note.since, note.what, S)
+    for note in notes:
+        if note.target:
+            c.target(REQUIREMENTS[note.target], note.what, S)
 
 
 RULES = {"mma": mma}
