@@ -885,6 +885,50 @@ def _mufu_lg2(u):
     return np.where(E == 0, 0xFF800000, r)
 
 
+# MUFU.TANH (= tanh.approx.f32, one instruction, no .ftz form): the structure found on the H200
+# over all 2^31 positive finite inputs (hw4/tanh.cu analyse, hw4/results/tanh_analysis.txt):
+# tanh(-a) = -tanh(a) bit for bit (NaN aside); |a| < 2^-8 (biased exponent <= 118, subnormals and
+# zeros included) gives a itself; |a| >= 8 (exponent >= 130, Inf included) gives +-1.0; in between
+# the result does not depend on the low _TANH_DROP[E] fraction bits, so one table entry serves
+# 2^_TANH_DROP[E] inputs (src/ptxsim/data/mufu_sm90_tanh.npz, 7,733,248 entries, 0.3 MB).
+_TANH_DROP = {119: 6, 120: 6, 121: 6, 122: 5, 123: 5, 124: 4, 125: 4, 126: 4, 127: 3, 128: 2,
+              129: 2}   # biased exponent: fraction bits that do not matter (hw4/build_tanh.py)
+_TANH_DATA = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_tanh.npz"
+
+
+@functools.lru_cache(maxsize=1)
+def _tanh_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(table, offset by biased exponent, dropped bits by biased exponent): entry
+    offset[E] + (f >> drop[E]) is tanh.approx.f32 of the positive a with exponent E, fraction f."""
+    with np.load(_TANH_DATA) as d:
+        first, diff = int(d["tanh_first"]), d["tanh_diff"]
+        if dict(zip(d["tanh_exponents"].tolist(), d["tanh_drop"].tolist())) != _TANH_DROP:
+            raise RuntimeError(f"{_TANH_DATA} does not match _TANH_DROP")
+    t = np.empty(diff.size + 1, np.int64)
+    t[0] = 0
+    np.cumsum(diff, dtype=np.int64, out=t[1:])
+    off = np.zeros(256, np.int64)
+    drop = np.zeros(256, np.int64)
+    o = 0
+    for E, k in _TANH_DROP.items():
+        off[E], drop[E] = o, k
+        o += 1 << (23 - k)
+    if o != t.size:
+        raise RuntimeError(f"{_TANH_DATA}: {t.size} entries, _TANH_DROP needs {o}")
+    return t + first, off, drop
+
+
+def _mufu_tanh(u):
+    """MUFU.TANH: odd; identity below 2^-8; +-1 from 8 (and +-Inf); table in between; NaN ->
+    0x7FFFFFFF."""
+    s, E, f = _f32_fields(u)
+    t, off, drop = _tanh_table()
+    mid = (E >= 119) & (E <= 129)
+    r = np.where(mid, t[np.where(mid, off[E] + (f >> drop[E]), 0)], np.where(E >= 130, 0x3F800000,
+                 u & 0x7FFFFFFF)) | s
+    return np.where((E == 255) & (f != 0), _QNAN32, r)
+
+
 def _fmul_rn(u, scale):
     """FMUL by a power of two (IEEE round to nearest, subnormals kept; no .FTZ in the SASS)."""
     v = decode(np.asarray(u).astype(np.uint64), F32) * scale
@@ -969,6 +1013,7 @@ _F32_APPROX = {  # instruction: (the MUFU (.ftz form), the non-.ftz SASS around 
     "ex2": (_mufu_ex2, _nonftz_ex2),
     "lg2": (_mufu_lg2, _nonftz_scaled(
         lambda r: _ieee_f32(decode(r.astype(np.uint64), F32) - 24.0))),
+    "tanh": (_mufu_tanh, lambda u, mufu: mufu(u)),     # no .ftz form; the SASS is MUFU.TANH alone
 }
 
 
@@ -1072,7 +1117,8 @@ def cos(a, *, ftz: bool = False):
 
 
 def tanh(a, *, type: str = "f32"):
-    """`tanh.approx.type` for f32, f16, f16x2, bf16, bf16x2."""
+    """`tanh.approx.type` for f32, f16, f16x2, bf16, bf16x2. f32 is the bit-exact sm_90
+    MUFU.TANH (`_mufu_tanh`), the 16-bit types the recorded sm_90 tables."""
     return _approx("tanh", np.tanh, a, type, False)
 
 
