@@ -5,7 +5,8 @@ committed test vectors.
 
 The structure (CAPDIR/tanh_analysis.txt, all 2^31 positive finite inputs on the H200): for biased
 exponents 119..129 the result does not depend on the low TANH_DROP[E] fraction bits (0 mismatches
-when they are cleared; clearing one more bit changes results), so the table holds one result per
+when they are cleared; clearing one more bit changes results, except at 129, where 3 bits could
+go: kept at 2), so the table holds one result per
 2^TANH_DROP[E] inputs: 7,733,248 entries, stored as the first value and first differences (int16),
 np.savez_compressed. Every dense input of those binades is checked against the table here.
 Writes src/ptxsim/data/mufu_sm90_tanh.npz and tests/isa/data/mufu_tanh_sm90.npz (tanh, sin, cos

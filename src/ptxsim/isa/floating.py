@@ -21,11 +21,10 @@ Hardware rules implemented (and where they come from):
   rounding (it is subnormal if the *rounded* value is below the smallest normal).
 - .sat clamps the result to [+0.0, 1.0]; NaN -> +0.0.
 - .approx instructions (MUFU) are not specified bit-exactly by PTX. rcp / rsqrt / sqrt / ex2 /
-  lg2 .approx{.ftz}.f32, div.approx / div.full .f32 and ex2 / tanh of f16 / bf16 reproduce an
-  H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`, `_f32_div_approx`,
-  `_half_mufu_tables`; docs/mufu.md); the others (sin, cos, tanh.f32, the f64 approximations)
-  return the correctly rounded exact function or a partial model, within the PTX bounds in
-  APPROX_ERROR_BOUNDS.
+  lg2 / sin / cos .approx{.ftz}.f32, tanh.approx.f32, div.approx / div.full .f32 and ex2 / tanh
+  of f16 / bf16 reproduce an H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`,
+  `_f32_div_approx`, `_half_mufu_tables`; docs/mufu.md); the f64 approximations return the
+  correctly rounded exact function, within the PTX bounds in APPROX_ERROR_BOUNDS.
 """
 from __future__ import annotations
 
@@ -757,9 +756,11 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
 
 # --- MUFU approximations ---------------------------------------------------------------------------
 # PTX ISA stated maximum errors (for the documented input ranges). The f32 rcp / rsqrt / sqrt /
-# ex2 / lg2 models are the H200's own results and stay within them (tests/isa/test_mufu_f32.py;
-# lg2 with one more ulp of the result's truncation); the remaining forms return the correctly
-# rounded exact function or a partial model.
+# ex2 / lg2 / tanh models are the H200's own results and stay within them
+# (tests/isa/test_mufu_f32.py, test_mufu_tanh_sincos.py; lg2 with one more ulp of the result's
+# truncation); sin / cos (H200 bits too) meet 2^-20.5 on [-pi, pi] only: beyond, the f32
+# argument reduction RZ(a * 1/2pi) costs up to 2^-14.8 near 100pi (docs/mufu.md). The f64 forms
+# return the correctly rounded exact function.
 APPROX_ERROR_BOUNDS = {
     "rcp.approx.f32": "1 ulp",
     "sqrt.approx.f32": "relative 2^-23",
@@ -892,7 +893,8 @@ def _mufu_lg2(u):
 # the result does not depend on the low _TANH_DROP[E] fraction bits, so one table entry serves
 # 2^_TANH_DROP[E] inputs (src/ptxsim/data/mufu_sm90_tanh.npz, 7,733,248 entries, 0.3 MB).
 _TANH_DROP = {119: 6, 120: 6, 121: 6, 122: 5, 123: 5, 124: 4, 125: 4, 126: 4, 127: 3, 128: 2,
-              129: 2}   # biased exponent: fraction bits that do not matter (hw4/build_tanh.py)
+              129: 2}   # biased exponent: fraction bits that do not matter (hw4/build_tanh.py;
+# at 129 even 3 do not: kept at 2, the table as verified on the device)
 _TANH_DATA = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_tanh.npz"
 
 
