@@ -21,11 +21,10 @@ Hardware rules implemented (and where they come from):
   rounding (it is subnormal if the *rounded* value is below the smallest normal).
 - .sat clamps the result to [+0.0, 1.0]; NaN -> +0.0.
 - .approx instructions (MUFU) are not specified bit-exactly by PTX. rcp / rsqrt / sqrt / ex2 /
-  lg2 .approx{.ftz}.f32, div.approx / div.full .f32 and ex2 / tanh of f16 / bf16 reproduce an
-  H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`, `_f32_div_approx`,
-  `_half_mufu_tables`; docs/mufu.md); the others (sin, cos, tanh.f32, the f64 approximations)
-  return the correctly rounded exact function or a partial model, within the PTX bounds in
-  APPROX_ERROR_BOUNDS.
+  lg2 / sin / cos .approx{.ftz}.f32, tanh.approx.f32, div.approx / div.full .f32 and ex2 / tanh
+  of f16 / bf16 reproduce an H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`,
+  `_f32_div_approx`, `_half_mufu_tables`; docs/mufu.md); the f64 approximations return the
+  correctly rounded exact function, within the PTX bounds in APPROX_ERROR_BOUNDS.
 """
 from __future__ import annotations
 
@@ -757,9 +756,11 @@ def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: boo
 
 # --- MUFU approximations ---------------------------------------------------------------------------
 # PTX ISA stated maximum errors (for the documented input ranges). The f32 rcp / rsqrt / sqrt /
-# ex2 / lg2 models are the H200's own results and stay within them (tests/isa/test_mufu_f32.py;
-# lg2 with one more ulp of the result's truncation); the remaining forms return the correctly
-# rounded exact function or a partial model.
+# ex2 / lg2 / tanh models are the H200's own results and stay within them
+# (tests/isa/test_mufu_f32.py, test_mufu_tanh_sincos.py; lg2 with one more ulp of the result's
+# truncation); sin / cos (H200 bits too) meet 2^-20.5 on [-pi, pi] only: beyond, the f32
+# argument reduction RZ(a * 1/2pi) costs up to 2^-14.8 near 100pi (docs/mufu.md). The f64 forms
+# return the correctly rounded exact function.
 APPROX_ERROR_BOUNDS = {
     "rcp.approx.f32": "1 ulp",
     "sqrt.approx.f32": "relative 2^-23",
@@ -885,6 +886,51 @@ def _mufu_lg2(u):
     return np.where(E == 0, 0xFF800000, r)
 
 
+# MUFU.TANH (= tanh.approx.f32, one instruction, no .ftz form): the structure found on the H200
+# over all 2^31 positive finite inputs (hw4/tanh.cu analyse, hw4/results/tanh_analysis.txt):
+# tanh(-a) = -tanh(a) bit for bit (NaN aside); |a| < 2^-8 (biased exponent <= 118, subnormals and
+# zeros included) gives a itself; |a| >= 8 (exponent >= 130, Inf included) gives +-1.0; in between
+# the result does not depend on the low _TANH_DROP[E] fraction bits, so one table entry serves
+# 2^_TANH_DROP[E] inputs (src/ptxsim/data/mufu_sm90_tanh.npz, 7,733,248 entries, 0.3 MB).
+_TANH_DROP = {119: 6, 120: 6, 121: 6, 122: 5, 123: 5, 124: 4, 125: 4, 126: 4, 127: 3, 128: 2,
+              129: 2}   # biased exponent: fraction bits that do not matter (hw4/build_tanh.py;
+# at 129 even 3 do not: kept at 2, the table as verified on the device)
+_TANH_DATA = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_tanh.npz"
+
+
+@functools.lru_cache(maxsize=1)
+def _tanh_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(table, offset by biased exponent, dropped bits by biased exponent): entry
+    offset[E] + (f >> drop[E]) is tanh.approx.f32 of the positive a with exponent E, fraction f."""
+    with np.load(_TANH_DATA) as d:
+        first, diff = int(d["tanh_first"]), d["tanh_diff"]
+        if dict(zip(d["tanh_exponents"].tolist(), d["tanh_drop"].tolist())) != _TANH_DROP:
+            raise RuntimeError(f"{_TANH_DATA} does not match _TANH_DROP")
+    t = np.empty(diff.size + 1, np.int64)
+    t[0] = 0
+    np.cumsum(diff, dtype=np.int64, out=t[1:])
+    off = np.zeros(256, np.int64)
+    drop = np.zeros(256, np.int64)
+    o = 0
+    for E, k in _TANH_DROP.items():
+        off[E], drop[E] = o, k
+        o += 1 << (23 - k)
+    if o != t.size:
+        raise RuntimeError(f"{_TANH_DATA}: {t.size} entries, _TANH_DROP needs {o}")
+    return t + first, off, drop
+
+
+def _mufu_tanh(u):
+    """MUFU.TANH: odd; identity below 2^-8; +-1 from 8 (and +-Inf); table in between; NaN ->
+    0x7FFFFFFF."""
+    s, E, f = _f32_fields(u)
+    t, off, drop = _tanh_table()
+    mid = (E >= 119) & (E <= 129)
+    r = np.where(mid, t[np.where(mid, off[E] + (f >> drop[E]), 0)], np.where(E >= 130, 0x3F800000,
+                 u & 0x7FFFFFFF)) | s
+    return np.where((E == 255) & (f != 0), _QNAN32, r)
+
+
 def _fmul_rn(u, scale):
     """FMUL by a power of two (IEEE round to nearest, subnormals kept; no .FTZ in the SASS)."""
     v = decode(np.asarray(u).astype(np.uint64), F32) * scale
@@ -969,6 +1015,10 @@ _F32_APPROX = {  # instruction: (the MUFU (.ftz form), the non-.ftz SASS around 
     "ex2": (_mufu_ex2, _nonftz_ex2),
     "lg2": (_mufu_lg2, _nonftz_scaled(
         lambda r: _ieee_f32(decode(r.astype(np.uint64), F32) - 24.0))),
+    "tanh": (_mufu_tanh, lambda u, mufu: mufu(u)),     # no .ftz form; the SASS is MUFU.TANH alone
+    # FMUL.RZ + MUFU.SIN / MUFU.COS, the same SASS with and without .ftz (see _mufu_sincos)
+    "sin": (lambda u: _mufu_sincos(u, False), lambda u, mufu: mufu(u)),
+    "cos": (lambda u: _mufu_sincos(u, True), lambda u, mufu: mufu(u)),
 }
 
 
@@ -1023,56 +1073,70 @@ def lg2(a, *, ftz: bool = False):
     return _approx("lg2", lambda x: np.where(x == 0, -np.inf, np.log2(x)), a, "f32", ftz)
 
 
-# sin/cos.approx, modelled on an H200 (sm_90) capture of 65,536 inputs of every exponent
-# (tests/isa/test_floating.py::test_mufu_against_recorded_hardware):
-# 1. the argument is reduced to revolutions as r = RZ_f32(a * 0x3E22F983) (1/2pi in f32, rounded
-#    toward zero) and f = r - round(r) -- this alone explains the hardware for huge arguments
-#    (it returns +-0 there; sin of the unreduced argument would be off by up to 1);
-# 2. f is truncated to a multiple of 2^-25 revolutions: the hardware returns 0 for
-#    |a| < 1.87e-7 and exactly 2pi*2^-25 just above;
-# 3. sin/cos(2pi f) rounded to f32; the remaining difference to the hardware is <= 2^-21.5
-#    (absolute), the MUFU's own approximation. Zero results take the signs the capture shows.
-_INV_2PI_F32 = np.float64(np.uint32(0x3E22F983).view(np.float32))
+# sin/cos.approx{.ftz}.f32: bit-exact models of an H200 (sm_90). SASS (ptxas 13.0, all four
+# forms, hw4/results/sincos_sass.txt): FMUL.RZ r = a * 0x3E22F983 (1/2pi in f32; no .FTZ) then
+# MUFU.SIN / MUFU.COS r; .ftz and non-.ftz give the same bits. Found on the H200
+# (hw4/sincos.cu, hw4/build_sincos.py, docs/mufu.md): the result is a function of the sign of r and
+# F = trunc(|r| 2^25) mod 2^25 (0 conflicts over all 2^32 inputs); with quadrant = F >> 23 and
+# low = F mod 2^23, |sin| = Q[low] in quadrants 0 and 2 and Q[2^23 - 1 - low] (the one's
+# complement of low, not 2^23 - low) in quadrants 1 and 3; sin is negative in quadrants 2 and 3
+# and odd in r (-0 for r = -0); cos[F] = sin[F + 2^23] and is even. Q: the 2^23 results of the
+# first quarter turn (src/ptxsim/data/mufu_sm90_sincos.npz, 0.5 MB). +-Inf and NaN give NaN.
+_INV_2PI_BITS = 0x3E22F983
+_INV_2PI_F32 = np.float64(np.uint32(_INV_2PI_BITS).view(np.float32))
+_SINCOS_DATA = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_sincos.npz"
 
 
-def _revolutions(x: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        r = decode(_round(x * _INV_2PI_F32, np.zeros(1), F32, "rz"), F32)
-        f = r - np.round(r)
-        return np.trunc(f * 2.0 ** 25) / 2.0 ** 25
+@functools.lru_cache(maxsize=1)
+def _sin_quarter_table() -> np.ndarray:
+    """Q[j] = sin.approx.f32 bits at F = j (r in [j, j + 1) 2^-25 revolutions), j < 2^23."""
+    with np.load(_SINCOS_DATA) as d:
+        first, diff = int(d["sin_q_first"]), d["sin_q_diff"]
+    t = np.empty(diff.size + 1, np.int64)
+    t[0] = 0
+    np.cumsum(diff, dtype=np.int64, out=t[1:])
+    return t + first
 
 
-def _sin_rev(f: np.ndarray) -> np.ndarray:
-    """sin(2 pi f) for f in [-1/2, 1/2], folded to [-1/4, 1/4] (exact in float64) so that whole
-    quarter turns give exact 0 and +-1."""
-    g = np.where(f > 0.25, 0.5 - f, np.where(f < -0.25, -0.5 - f, f))
-    return np.sin(2 * np.pi * g)
+def _revolution_fixed(u):
+    """(sign of r, F = trunc(|r| 2^25) mod 2^25) for r = RZ_f32(a * 0x3E22F983), from the bits:
+    a * c is exact in float64 (24 x 24 bits), `_round` gives the f32 RZ result; then
+    |r| 2^25 = m 2^(E - 125) for r's significand m (hidden bit included) and biased exponent E."""
+    x = decode(u.astype(np.uint64), F32)
+    r = _round(x * _INV_2PI_F32, np.zeros(1), F32, "rz").astype(np.int64)
+    s, E, f = _f32_fields(r)
+    m = np.where(E == 0, f, f | 0x800000)
+    sh = np.maximum(E, 1) - 125
+    F = np.where(sh >= 0, (m << np.clip(sh, 0, 25)) & ((1 << 25) - 1), m >> np.clip(-sh, 0, 63))
+    return s, F
+
+
+def _mufu_sincos(u, cos: bool):
+    u = np.asarray(u).astype(np.int64) & 0xFFFFFFFF
+    s, F = _revolution_fixed(u)
+    if cos:
+        F, s = (F + (1 << 23)) & ((1 << 25) - 1), 0
+    quad, low = F >> 23, F & 0x7FFFFF
+    r = _sin_quarter_table()[np.where(quad & 1, 0x7FFFFF - low, low)]
+    r = r | (s ^ np.where(quad >= 2, _SIGN32, 0))
+    return np.where(_f32_fields(u)[1] == 255, _QNAN32, r)
 
 
 def sin(a, *, ftz: bool = False):
-    """`sin.approx{.ftz}.f32` (radians); sin(+-Inf) = NaN."""
-    def f(x):
-        rev = _revolutions(x)
-        s = _sin_rev(rev)
-        zero = np.copysign(0.0, np.where(np.abs(rev) == 0.5, -x, x))
-        return np.where(np.isfinite(x), np.where(s == 0, zero, s), np.nan)
-    return _approx("sin", f, a, "f32", ftz)
+    """`sin.approx{.ftz}.f32` (radians): the bit-exact sm_90 FMUL.RZ + MUFU.SIN; sin(+-Inf) =
+    NaN. .ftz gives the same bits."""
+    return _approx("sin", lambda x: None, a, "f32", ftz)
 
 
 def cos(a, *, ftz: bool = False):
-    """`cos.approx{.ftz}.f32` (radians); cos(+-Inf) = NaN."""
-    def f(x):
-        with np.errstate(all="ignore"):
-            r = decode(_round(x * _INV_2PI_F32, np.zeros(1), F32, "rz"), F32)
-            unq = r - np.round(r)
-        c = _sin_rev(0.25 - np.abs(_revolutions(x)))
-        zero = np.where(np.signbit(unq) == np.signbit(x), -0.0, 0.0)
-        return np.where(np.isfinite(x), np.where(c == 0, zero, c), np.nan)
-    return _approx("cos", f, a, "f32", ftz)
+    """`cos.approx{.ftz}.f32` (radians): the bit-exact sm_90 FMUL.RZ + MUFU.COS; cos(+-Inf) =
+    NaN. .ftz gives the same bits."""
+    return _approx("cos", lambda x: None, a, "f32", ftz)
 
 
 def tanh(a, *, type: str = "f32"):
-    """`tanh.approx.type` for f32, f16, f16x2, bf16, bf16x2."""
+    """`tanh.approx.type` for f32, f16, f16x2, bf16, bf16x2. f32 is the bit-exact sm_90
+    MUFU.TANH (`_mufu_tanh`), the 16-bit types the recorded sm_90 tables."""
     return _approx("tanh", np.tanh, a, type, False)
 
 
