@@ -23,8 +23,9 @@ Hardware rules implemented (and where they come from):
 - .approx instructions (MUFU) are not specified bit-exactly by PTX. rcp / rsqrt / sqrt / ex2 /
   lg2 / sin / cos .approx{.ftz}.f32, tanh.approx.f32, div.approx / div.full .f32 and ex2 / tanh
   of f16 / bf16 reproduce an H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`,
-  `_f32_div_approx`, `_half_mufu_tables`; docs/mufu.md); the f64 approximations return the
-  correctly rounded exact function, within the PTX bounds in APPROX_ERROR_BOUNDS.
+  `_f32_div_approx`, `_half_mufu_tables`; docs/mufu.md), and so do rcp.approx.ftz.f64 and
+  rsqrt.approx{.ftz}.f64 (MUFU.RCP64H / RSQ64H read the f32 tables; `_mufu_rcp64h`,
+  `_rsqrt_f64`).
 """
 from __future__ import annotations
 
@@ -708,14 +709,6 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
         return _f32_approx("rcp", bits(a, 32, "a"), ftz)
     one = np.array([FMTS[type].one], np.uint64)
     return div(one, a, type=type, rnd=rnd, ftz=ftz and type == "f32")
-
-
-# the upper word of an f64: sign, 11 exponent bits, 20 fraction bits, as a 32-bit "format"
-_F64_HI20 = FloatFmt("f64hi", 32, 11, 20)
-
-
-def _widen_hi20(r: np.ndarray) -> np.ndarray:
-    return np.asarray(r, np.uint64) << np.uint64(32)
 
 
 def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
