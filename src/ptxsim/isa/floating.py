@@ -23,8 +23,9 @@ Hardware rules implemented (and where they come from):
 - .approx instructions (MUFU) are not specified bit-exactly by PTX. rcp / rsqrt / sqrt / ex2 /
   lg2 / sin / cos .approx{.ftz}.f32, tanh.approx.f32, div.approx / div.full .f32 and ex2 / tanh
   of f16 / bf16 reproduce an H200 (sm_90) bit for bit (tables recorded there, see `_F32_APPROX`,
-  `_f32_div_approx`, `_half_mufu_tables`; docs/mufu.md); the f64 approximations return the
-  correctly rounded exact function, within the PTX bounds in APPROX_ERROR_BOUNDS.
+  `_f32_div_approx`, `_half_mufu_tables`; docs/mufu.md), and so do rcp.approx.ftz.f64 and
+  rsqrt.approx{.ftz}.f64 (MUFU.RCP64H / RSQ64H read the f32 tables; `_mufu_rcp64h`,
+  `_rsqrt_f64`).
 """
 from __future__ import annotations
 
@@ -693,10 +694,9 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
     """`rcp.rnd{.ftz}.f32`, `rcp.rnd.f64`, `rcp.approx{.ftz}.f32`, `rcp.approx.ftz.f64`.
 
     rcp.approx{.ftz}.f32 is the H200's MUFU.RCP, bit-exact for all 2^32 inputs (`_F32_APPROX`).
-    rcp.approx.ftz.f64 is the "gross approximation" of the ISA: only the upper 32 bits of a (sign,
-    exponent, 20 fraction bits) are used and the result's low 32 bits are zero; ptxsim truncates
-    the exact reciprocal of that truncated operand to 20 fraction bits, which reproduces 93% of
-    an H200 capture bit-exactly (the rest 1 unit larger in the hardware).
+    rcp.approx.ftz.f64 is the "gross approximation" of the ISA: the H200's MUFU.RCP64H, bit-exact
+    for all 2^32 upper words (`_mufu_rcp64h`): only the upper 32 bits of a (sign, exponent, 20
+    fraction bits) are read and the result's low 32 bits are zero.
     ptxas 13.0 also accepts `rcp.rnd.ftz.f64`; .ftz has no effect there in ptxsim."""
     if (rnd is not None) == approx:
         raise illegal("rcp", "exactly one of .rnd and .approx is required")
@@ -704,28 +704,11 @@ def rcp(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool
     if approx and type == "f64":
         if not ftz:
             raise illegal("rcp", "the f64 approximation exists only as rcp.approx.ftz.f64")
-        x = bits(a, 64, "a") & np.uint64(0xFFFFFFFF00000000)
-        v = decode(x, F64, False)
-        v = np.where(is_subnormal(x, F64), np.copysign(0.0, v), v)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            y = 1.0 / v                              # exact enough: rounded again to 20 bits
-        # rounded toward zero: 93% of an H200 capture bit-exact (round-to-nearest: 57%)
-        r = _widen_hi20(_round(y, np.zeros(1), _F64_HI20, "rz"))   # upper word of an f64
-        # .ftz: a subnormal result is flushed; a NaN operand gives 0x7FFFFFFF00000000 (H200)
-        r = np.where(is_subnormal(r, F64), r & sign_bit(F64), r)
-        return out(np.where(np.isnan(v), np.uint64(0x7FFFFFFF00000000), r), 64)
+        return out(_hi_word(_mufu_rcp64h(bits(a, 64, "a"))).view(np.uint64), 64)
     if approx:                                   # bit-exact sm_90 model (see _F32_APPROX)
         return _f32_approx("rcp", bits(a, 32, "a"), ftz)
     one = np.array([FMTS[type].one], np.uint64)
     return div(one, a, type=type, rnd=rnd, ftz=ftz and type == "f32")
-
-
-# the upper word of an f64: sign, 11 exponent bits, 20 fraction bits, as a 32-bit "format"
-_F64_HI20 = FloatFmt("f64hi", 32, 11, 20)
-
-
-def _widen_hi20(r: np.ndarray) -> np.ndarray:
-    return np.asarray(r, np.uint64) << np.uint64(32)
 
 
 def sqrt(a, *, type: str, rnd: str | None = None, ftz: bool = False, approx: bool = False):
@@ -1022,6 +1005,103 @@ _F32_APPROX = {  # instruction: (the MUFU (.ftz form), the non-.ftz SASS around 
 }
 
 
+# The f64 approximations, bit-exact as an H200 (sm_90) computes them. SASS (ptxas 13.0, sm_90a,
+# hw4/results/f64_sass.txt): rcp.approx.ftz.f64 is MUFU.RCP64H and rsqrt.approx.ftz.f64 is
+# MUFU.RSQ64H, each on the operand's upper word alone, the result's lower word set to 0;
+# rsqrt.approx.f64 is MUFU.RSQ64H plus one DFMA refinement (`_rsqrt_f64`). Found and verified on
+# the H200 (hw4/f64.cu, docs/mufu.md): the 64H units read the same tables as MUFU.RCP / MUFU.RSQ
+# (`_f32_mufu_table`), indexed by the 20 upper fraction bits followed by three zeros, and keep
+# the top 20 of the table value's 23 fraction bits (truncation); the exponent is negated
+# (halved) with the f64 bias. 0 mismatches over all 2^32 upper words (x 3 lower words).
+_SIGN_HI, _INF_HI, _QNAN_HI, _FRAC_HI = 0x80000000, 0x7FF00000, 0x7FFFFFFF, 0xFFFFF
+
+
+def _hi_fields(x):
+    hi = (np.asarray(x, np.uint64) >> np.uint64(32)).astype(np.int64)
+    return hi & _SIGN_HI, (hi >> 20) & 0x7FF, hi & _FRAC_HI
+
+
+def _hi_result(r, e32_bias_shift):
+    """The f64 upper word of an f32 table value r (fraction truncated to 20 bits), its exponent
+    rebased by `e32_bias_shift` (the f64 exponent minus the f32 one)."""
+    return (((r >> 23) & 0xFF) + e32_bias_shift) << 20 | ((r >> 3) & _FRAC_HI)
+
+
+def _mufu_rcp64h(x) -> np.ndarray:
+    """MUFU.RCP64H (= rcp.approx.ftz.f64) of the upper word of x; returns the result's upper
+    word. +-0 / subnormals -> +-Inf; +-Inf -> +-0; results below 2^-1022 flush to +-0; a NaN upper
+    word -> 0x7FFFFFFF (a NaN whose upper fraction bits are 0 reads as +-Inf: +-0)."""
+    s, E, f = _hi_fields(x)
+    r = _f32_mufu_table("rcp")[f << 3]              # MUFU.RCP of the f32 1.f (value in (0.5, 1])
+    eo = ((r >> 23) & 0xFF) + (1023 - 127) + (1023 - E)
+    r = np.where(eo <= 0, s, s | _hi_result(r, (1023 - 127) + (1023 - E)))
+    r = np.where(E == 0, s | _INF_HI, r)
+    return np.where(E == 0x7FF, np.where(f == 0, s, _QNAN_HI), r)
+
+
+def _mufu_rsq64h(x) -> np.ndarray:
+    """MUFU.RSQ64H (= rsqrt.approx.ftz.f64) of the upper word of x; returns the upper word.
+    +-0 / subnormals -> +-Inf; +Inf -> +0; other negatives and NaN upper words -> 0x7FFFFFFF."""
+    s, E, f = _hi_fields(x)
+    e = E - 1023
+    p = e & 1                                       # the exponent's parity picks the table half
+    k = (e - p) >> 1
+    r = _f32_mufu_table("rsqrt")[(p << 23) | (f << 3)]   # MUFU.RSQ of [1, 4): (0.5, 1]
+    r = _hi_result(r, (1023 - 127) - k)
+    r = np.where((E == 0x7FF) & (f == 0), 0, r)
+    r = np.where((s != 0) | ((E == 0x7FF) & (f != 0)), _QNAN_HI, r)
+    return np.where(E == 0, s | _INF_HI, r)
+
+
+def _hi_word(h) -> np.ndarray:
+    return (np.asarray(h, np.int64).astype(np.uint64) << np.uint64(32)).view(np.float64)
+
+
+def _dfma(a, b, c):
+    return _f64_op("fma", "rn", a, b, c)           # DFMA: one rounding, subnormals kept
+
+
+def _rsqrt_f64_refine(a: np.ndarray) -> np.ndarray:
+    """The DFMA sequence of rsqrt.approx.f64 (hw4/results/f64_sass.txt), for positive normal a:
+        y = {MUFU.RSQ64H(a.hi), 0}; t = DMUL(y, y); t = DFMA(a, -t, 1); c = DFMA(t, 0.375, 0.5)
+        u = DMUL(y, t); d = DFMA(c, u, y)        (one Newton step: y (1 + t/2 + 3t^2/8))"""
+    y = _hi_word(_mufu_rsq64h(a.view(np.uint64)))
+    with np.errstate(all="ignore"):
+        t = y * y                                   # DMUL: numpy's IEEE round-to-nearest
+        t = _dfma(a, -t, np.ones_like(a))
+        c = _dfma(t, np.full_like(a, 0.375), np.full_like(a, 0.5))
+        u = y * t
+    return _dfma(c, u, y)
+
+
+def _rsqrt_f64(x: np.ndarray) -> np.ndarray:
+    """rsqrt.approx.f64 (sm_90 SASS, hw4/results/f64_sass.txt): the fast path when
+    a.hi - 0x00100000 < 0x7FE00000 unsigned (a positive and normal), else
+    __cuda_sm20_drsqrt_f64_slowpath_v2: +-0 -> +-Inf; NaN -> DADD(a, a) (quieted); other
+    negatives (-Inf included) -> 0xFFF8000000000000; +Inf -> +0; positive subnormals ->
+    refine(a * 2^54) * 2^27 (both DMULs exact)."""
+    x = np.asarray(x, np.uint64)
+    a = x.view(np.float64)
+    hi = (x >> np.uint64(32)).astype(np.int64)
+    fast = ((hi - 0x100000) & 0xFFFFFFFF) < 0x7FE00000
+    r = np.zeros(x.shape, np.uint64)
+    r[fast] = _rsqrt_f64_refine(a[fast]).view(np.uint64)
+    slow = np.flatnonzero(~fast)
+    if slow.size:
+        xs, as_ = x[slow], a[slow]
+        rs = np.zeros(slow.size, np.uint64)        # +Inf -> +0 (CS2R)
+        sub = (as_ > 0) & np.isfinite(as_)
+        with np.errstate(all="ignore"):
+            rs[sub] = (_rsqrt_f64_refine(as_[sub] * 2.0 ** 54) * 2.0 ** 27).view(np.uint64)
+        rs[(as_ < 0)] = np.uint64(F64_DEFAULT_NAN)
+        zero = as_ == 0
+        rs[zero] = (xs[zero] & np.uint64(1 << 63)) | np.uint64(0x7FF0000000000000)
+        nan = np.isnan(as_)
+        rs[nan] = add(xs[nan], xs[nan], type="f64", rnd="rn")   # DADD a, a: the NaN quieted
+        r[slow] = rs
+    return r
+
+
 def _approx(instr, fn, a, type, ftz):
     check_choice(f"{instr}.approx", "type", type, APPROX_TYPES[instr])
     fmt, n = PACKED[type] if type in PACKED else (FMTS[type], 1)
@@ -1052,13 +1132,17 @@ def _approx(instr, fn, a, type, ftz):
 
 
 def rsqrt(a, *, type: str = "f32", ftz: bool = False):
-    """`rsqrt.approx{.ftz}.f32` (bit-exact sm_90 MUFU.RSQ), `rsqrt.approx.ftz.f64`: 1/sqrt(a);
-    rsqrt(+-0) = +-Inf."""
+    """`rsqrt.approx{.ftz}.f32` (bit-exact sm_90 MUFU.RSQ), `rsqrt.approx.ftz.f64` (MUFU.RSQ64H
+    on the upper word, lower word 0) and `rsqrt.approx.f64` (MUFU.RSQ64H + one DFMA Newton step,
+    `_rsqrt_f64`), both f64 forms bit-exact for sm_90; rsqrt(+-0) = +-Inf."""
     def f(x):
         with np.errstate(all="ignore"):
             return np.where(x == 0, np.copysign(np.inf, x), 1.0 / np.sqrt(x))
     if type == "f64":
-        ftz = False  # rsqrt.approx.ftz.f64 and rsqrt.approx.f64: no f64 subnormal flushing here
+        x = bits(a, 64, "a")
+        if ftz:
+            return out(_hi_word(_mufu_rsq64h(x)).view(np.uint64), 64)
+        return out(_rsqrt_f64(x), 64)
     return _approx("rsqrt", f, a, type, ftz)
 
 
