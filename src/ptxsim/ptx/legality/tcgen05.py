@@ -2,126 +2,88 @@
 tcgen05-chapter-stack-video-misc.txt, tcgen05-mma-sp.md, tcgen05-cp-shift.md)."""
 from __future__ import annotations
 
+from ptxsim.isa import tmem as isa_tmem
+from ptxsim.isa import tmem_cp as isa_cp
+from ptxsim.isa import tmem_ldst as isa_ldst
 from ptxsim.ptx.legality.common import Check, Slot
 from ptxsim.isa.targets import ARCH_SPECIFIC_10X_11X, BLOCK_N, SCALE_INPUT_D  # noqa: F401
 from ptxsim.ptx.targets import TCGEN05, TCGEN05_I8, Arch, Family, Req
 
-CTA_GROUP = Slot.of(".cta_group", ".cta_group::1 .cta_group::2", True)
-SYNC = Slot.of(".sync", ".sync", True)
-ALIGNED = Slot.of(".aligned", ".aligned", True)
-B32 = Slot.of("type", ".b32", True)
-V86 = (8, 6)
+# The Tensor Memory instructions have one table each, in their isa modules (isa/tmem.py,
+# tmem_ldst.py, tmem_cp.py FORMS: slots, operands, nCols rule, PTX ISA and Target ISA notes);
+# here only the cross-field rules are worded, reading every fact from those tables.
+V86 = isa_tmem.TCGEN05_SINCE
+LD_RED_TARGETS = isa_ldst.LD_RED_TARGETS
+SHIFT_TARGETS = isa_cp.SHIFT_TARGETS         # sm_100a, sm_101a (= sm_110a), sm_103a
 
 
-def _common(c: Check, section: str, req: Req = TCGEN05) -> None:
-    c.since(V86, c.name, section)
-    c.target(req, c.name, section)
+# derived read-only views of the isa tables (tests/ptx/test_ptxas_corpus.py reads them)
+SHAPES_LDST = {"." + k: v for k, v in isa_ldst.REGS_AT_X1.items()}
+NUMS = {f".x{n}": n for n in isa_ldst.NUMS}
+CP_SHAPES = " ".join("." + k for k in isa_cp.CP_SHAPES)
 
 
-# ------------------------------------------------------------- 9.7.16.7.1 alloc / dealloc / relinquish
-def alloc(c: Check) -> None:
-    s = "9.7.16.7.1"
-    c.slots([CTA_GROUP, SYNC, ALIGNED, Slot.of(".shared::cta", ".shared::cta"), B32], s)
-    if c.count(2):
-        c.operand(0, "addr", "dst")
-        c.operand(1, "r32|imm", "nCols")
-        _ncols(c, 1, s, power_of_two=True)
-    _common(c, s)
+# 9.7.16.7.1 alloc / dealloc / relinquish_alloc_permit, 9.7.16.8.5 wait, 9.7.16.9.3 shift,
+# 9.7.16.11.1 fence: nothing outside the rows.
+def _form(c: Check) -> None:
+    c.form(_FORMS[c.i.opcode])
 
 
-def dealloc(c: Check) -> None:
-    s = "9.7.16.7.1"
-    c.slots([CTA_GROUP, SYNC, ALIGNED, B32], s)
-    if c.count(2):
-        c.operand(0, "r32", "taddr")
-        c.operand(1, "r32|imm", "nCols")
-        _ncols(c, 1, s, power_of_two=True)
-    _common(c, s)
-
-
-def _ncols(c: Check, idx: int, s: str, power_of_two: bool) -> None:
-    # "The operand nCols must be within the range [32, 512] ... must be power of 2."
-    v = c.imm(idx)
-    if v is None:
-        return
-    if not 32 <= v <= 512:
-        c.err(f"nCols = {v} of {c.name} must be in the range [32, 512] ({s})")
-    elif power_of_two and v & (v - 1):
-        c.err(f"nCols = {v} of {c.name} must be a power of 2 ({s})")
-
-
-def relinquish_alloc_permit(c: Check) -> None:
-    s = "9.7.16.7.1"
-    c.slots([CTA_GROUP, SYNC, ALIGNED], s)
-    c.count(0)
-    _common(c, s)
+# ------------------------------------------------------------------- 9.7.16.12.1 commit
+def commit(c: Check) -> None:
+    f = _FORMS["tcgen05.commit"]
+    q = c.slots(list(f.slots), f.source)
+    mc = q[".multicast"] is not None
+    if c.count(isa_tmem.commit_operand_count(mc), form=isa_tmem.COMMIT_COUNT_RULE):
+        for k, spec in enumerate(f.operands[:len(c.i.operands)]):
+            c.operand(k, spec.kinds, spec.name)
+    c.notes(f, c.name)
 
 
 # ---------------------------------------------------------------------- 9.7.16.8.3-4 ld / st
-SHAPES_LDST = {".16x64b": 1, ".16x128b": 2, ".16x256b": 4, ".32x32b": 1, ".16x32bx2": 1}
-NUMS = {".x1": 1, ".x2": 2, ".x4": 4, ".x8": 8, ".x16": 16, ".x32": 32, ".x64": 64, ".x128": 128}
-LD_RED_TARGETS = Req(Arch("sm_101a"), Family("sm_101f"), Family("sm_103f"), Family("sm_110f", (9, 0)))
-
-
 def _regs(shape: str, num: str) -> int | None:
     # Tables 47 / 48: registers = .num x (1 | 2 | 4) by shape; more than 128 is "NA".
-    n = NUMS[num] * SHAPES_LDST[shape]
-    return n if n <= 128 else None
+    return isa_ldst.registers_of(shape[1:], int(num[2:]))
 
 
 def ld(c: Check) -> None:
-    s = "9.7.16.8.3"
     if c.i.has(".red"):
         return _ld_red(c)
-    q = c.slots([SYNC, ALIGNED, Slot.of(".shape", SHAPES_LDST, True), Slot.of(".num", NUMS, True),
-                 Slot.of(".pack", ".pack::16b"), B32], s)
-    _ldst_shape(c, q, s)
-    split = q[".shape"] == ".16x32bx2"
-    if c.count(3 if split else 2, form="shape .16x32bx2 takes immHalfSplitoff" if split else ""):
-        c.operand(0, "vec", "r")
-        c.operand(1, "addr", "taddr")
-        if split:
-            c.operand(2, "imm", "immHalfSplitoff")
-        _ldst_vec(c, q, 0)
-    _common(c, s)
-
-
-def _ld_red(c: Check) -> None:
-    s = "9.7.16.8.3"
-    q = c.slots([Slot.of(".red", ".red", True), SYNC, ALIGNED,
-                 Slot.of(".shape", ".32x32b .16x32bx2", True), Slot.of(".num", NUMS, True),
-                 Slot.of(".redOp", ".min .max", True), Slot.of(".abs", ".abs"), Slot.of(".NaN", ".NaN"),
-                 Slot.of(".type", ".f32 .u32 .s32", True)], s)
-    if q[".type"] in (".u32", ".s32") and (q[".abs"] or q[".NaN"]):
-        c.err(f"{q['.abs'] or q['.NaN']} is only allowed with .f32 for tcgen05.ld.red ({s})")
-    if q[".num"] == ".x1":
-        c.err(f"tcgen05.ld.red requires .num of at least .x2 ({s})")
-    _ldst_shape(c, q, s)
-    split = q[".shape"] == ".16x32bx2"
-    if c.count(4 if split else 3):
-        c.operand(0, "vec", "r")
-        c.operand(1, "r32", "redval")
-        c.operand(2, "addr", "taddr")
-        if split:
-            c.operand(3, "imm", "immHalfSplitoff")
-        _ldst_vec(c, q, 0)
-    c.since((8, 8), "tcgen05.ld.red", s)
-    c.target(LD_RED_TARGETS, "tcgen05.ld.red", s)
+    _ldst(c, _FORMS["tcgen05.ld"], "shape .16x32bx2 takes immHalfSplitoff")
 
 
 def st(c: Check) -> None:
-    s = "9.7.16.8.4"
-    q = c.slots([SYNC, ALIGNED, Slot.of(".shape", SHAPES_LDST, True), Slot.of(".num", NUMS, True),
-                 Slot.of(".unpack", ".unpack::16b"), B32], s)
+    _ldst(c, _FORMS["tcgen05.st"])
+
+
+def _ldst(c: Check, f, split_note: str = "") -> None:
+    q = c.slots(list(f.slots), f.source)
+    _ldst_shape(c, q, f.source)
+    _ldst_operands(c, q, f, split_note)
+    c.notes(f, c.name)
+
+
+def _ld_red(c: Check) -> None:
+    f = _FORMS["tcgen05.ld.red"]
+    s = f.source
+    q = c.slots(list(f.slots), s)
+    if q[".type"] and q[".type"][1:] != "f32" and (q[".abs"] or q[".NaN"]):     # RED_FLOAT_ONLY
+        c.err(f"{q['.abs'] or q['.NaN']} is only allowed with .f32 for tcgen05.ld.red ({s})")
+    if q[".num"] and int(q[".num"][2:]) < isa_ldst.RED_MIN_NUM:
+        c.err(f"tcgen05.ld.red requires .num of at least .x{isa_ldst.RED_MIN_NUM} ({s})")
     _ldst_shape(c, q, s)
-    split = q[".shape"] == ".16x32bx2"
-    if c.count(3 if split else 2):
-        c.operand(0, "addr", "taddr")
-        if split:
-            c.operand(1, "imm", "immHalfSplitoff")
-        c.operand(len(c.i.operands) - 1, "vec", "r")
-        _ldst_vec(c, q, len(c.i.operands) - 1)
-    _common(c, s)
+    _ldst_operands(c, q, f)
+    c.notes(f)
+
+
+def _ldst_operands(c: Check, q: dict, f, split_note: str = "") -> None:
+    """The operand list the shape fixes (isa_ldst.with_shape): count, kinds, the vector's length."""
+    ops = isa_ldst.with_shape(f, q[".shape"]).operands
+    split = len(ops) > len(isa_ldst.with_shape(f, None).operands)
+    if c.count(len(ops), form=split_note if split else ""):
+        for k, spec in enumerate(ops):
+            c.operand(k, spec.kinds, spec.name)
+        _ldst_vec(c, q, next(k for k, o in enumerate(ops) if o.name == "r"))
 
 
 def _ldst_shape(c: Check, q: dict, s: str) -> None:
@@ -137,31 +99,18 @@ def _ldst_vec(c: Check, q: dict, idx: int) -> None:
             c.vector(idx, n, "r")
 
 
-# ------------------------------------------------------------------------ 9.7.16.8.5 wait
-def wait(c: Check) -> None:
-    s = "9.7.16.8.5"
-    c.slots([Slot.of(".wait_operation", "::ld ::st", True), SYNC, ALIGNED], s)
-    c.count(0)
-    _common(c, s)
-
-
 # -------------------------------------------------------------------------- 9.7.16.9.2 cp
-CP_SHAPES = ".128x256b .4x256b .128x128b .64x128b .32x128b"
-# "Some of the .shape qualifiers require certain .multicast qualifiers" (the ** / *** marks).
-CP_MULTICAST = {".64x128b": {".warpx2::02_13", ".warpx2::01_23"}, ".32x128b": {".warpx4"}}
-
-
 def cp(c: Check) -> None:
-    s = "9.7.16.9.2"
-    q = c.slots([CTA_GROUP, Slot.of(".shape", CP_SHAPES, True),
-                 Slot.of(".multicast", ".warpx2::02_13 .warpx2::01_23 .warpx4"),
-                 Slot.of(".dst_fmt", ".b8x16"), Slot.of(".src_fmt", ".b6x16_p32 .b4x16_p64")], s)
+    f = _FORMS["tcgen05.cp"]
+    s = f.source
+    q = c.slots(list(f.slots), s)
     shape, mc = q[".shape"], q[".multicast"]
     if shape:
-        need = CP_MULTICAST.get(shape, set())
-        if need and mc not in need:
+        need = {"." + m for m in isa_cp.CP_MULTICAST[shape[1:]] if m}
+        problem = isa_cp.multicast_problem(shape[1:], mc and mc[1:])
+        if problem == "requires":
             c.err(f"tcgen05.cp shape {shape} requires multicast {' or '.join(sorted(need))} ({s})")
-        elif mc and mc not in need:
+        elif problem:
             c.err(f"tcgen05.cp multicast {mc} is not allowed with shape {shape} ({s})")
     if bool(q[".dst_fmt"]) != bool(q[".src_fmt"]):
         c.err(f"tcgen05.cp decompression needs both .dst_fmt and .src_fmt ({s})")
@@ -171,44 +120,13 @@ def cp(c: Check) -> None:
         if k + 1 >= len(c.i.qualifiers) or c.i.qualifiers[k + 1] != q[".src_fmt"]:
             c.err(f"tcgen05.cp decompression is written .dst_fmt.src_fmt "
                   f"({q['.dst_fmt']}{q['.src_fmt']}) ({s})")
-    if c.count(2):
-        c.operand(0, "addr", "taddr")
-        c.operand(1, "r64", "s-desc")
-    _common(c, s)
+    if c.count(len(f.operands)):
+        for k, spec in enumerate(f.operands):
+            c.operand(k, spec.kinds, spec.name)
+    c.notes(f, c.name)
 
 
-# ------------------------------------------------------------------------ 9.7.16.9.3 shift
-SHIFT_TARGETS = ARCH_SPECIFIC_10X_11X        # sm_100a, sm_101a (= sm_110a), sm_103a
-
-
-def shift(c: Check) -> None:
-    s = "9.7.16.9.3"
-    c.slots([CTA_GROUP, Slot.of(".down", ".down", True)], s)
-    if c.count(1):
-        c.operand(0, "addr", "taddr")
-    _common(c, s, SHIFT_TARGETS)
-
-
-# ------------------------------------------------------------------- 9.7.16.11.1 fence
-def fence(c: Check) -> None:
-    s = "9.7.16.11.1"
-    c.slots([Slot.of("::kind", "::before_thread_sync ::after_thread_sync", True)], s)
-    c.count(0)
-    _common(c, s)
-
-
-# ------------------------------------------------------------------- 9.7.16.12.1 commit
-def commit(c: Check) -> None:
-    s = "9.7.16.12.1"
-    q = c.slots([CTA_GROUP, Slot.of(".completion_mechanism", ".mbarrier::arrive::one", True),
-                 Slot.of(".shared::cluster", ".shared::cluster"),
-                 Slot.of(".multicast", ".multicast::cluster"), Slot.of("type", ".b64", True)], s)
-    mc = q[".multicast"] is not None
-    if c.count(2 if mc else 1, form="ctaMask is given exactly with .multicast::cluster"):
-        c.operand(0, "addr", "mbar")
-        if mc:
-            c.operand(1, "r16", "ctaMask")
-    _common(c, s)
+_FORMS = {**isa_tmem.FORMS, **isa_ldst.FORMS, **isa_cp.FORMS}
 
 
 # ------------------------------------------------------------ 9.7.16.10.9 mma / .sp / .ws / .ws.sp
@@ -345,8 +263,8 @@ def _mma_operands(c: Check, q: dict, sp: bool, ws: bool, s: str) -> None:
 
 
 RULES = {
-    "tcgen05.alloc": alloc, "tcgen05.dealloc": dealloc,
-    "tcgen05.relinquish_alloc_permit": relinquish_alloc_permit, "tcgen05.ld": ld, "tcgen05.st": st,
-    "tcgen05.wait": wait, "tcgen05.cp": cp, "tcgen05.shift": shift, "tcgen05.mma": mma,
-    "tcgen05.fence": fence, "tcgen05.commit": commit,
+    "tcgen05.alloc": _form, "tcgen05.dealloc": _form, "tcgen05.relinquish_alloc_permit": _form,
+    "tcgen05.ld": ld, "tcgen05.st": st, "tcgen05.wait": _form, "tcgen05.cp": cp,
+    "tcgen05.shift": _form, "tcgen05.mma": mma, "tcgen05.fence": _form,
+    "tcgen05.commit": commit,
 }
