@@ -8,8 +8,8 @@ isa/mma_sp.py LEGAL + notes_of + shape_facts, isa/tmem.py / tmem_ldst.py / tmem_
 their cross-field rules; vocabulary in isa/legality.py), so their agreement is true by
 construction for the table's content; what remains compared is the two matchers (ptx Check.form
 vs isa.legality.check_form, the validator's flows vs the isa checks) and, against ptxas, the
-corpus. tcgen05.mma still has two tables (QUALIFIER_RULES vs ptx/legality/tcgen05.py mma). This
-file feeds both layers the same instructions and asserts the same verdict:
+corpus. tcgen05.mma reads isa/tcgen05_mma.py SLOTS, RULES, PTX_VERSION_NOTES and TARGET_NOTES in
+both layers. This file feeds both layers the same instructions and asserts the same verdict:
 
   * every case of the recorded ptxas 13.0 corpus (tests/data/ptx/ptxas_corpus.json), and
   * each isa table's own enumeration (every row it declares legal must pass the validator, and
@@ -34,7 +34,7 @@ import pytest
 
 from ptxsim.errors import PtxsimError
 from ptxsim.isa import misc, mma_sp, stack, tmem, tmem_cp, tmem_ldst, video
-from ptxsim.isa.targets import TARGET_MIN_PTX, parse_target, parse_version, supports
+from ptxsim.isa.targets import TARGET_MIN_PTX, parse_target, parse_version
 from ptxsim.isa.tcgen05_mma import Tcgen05Mma
 from ptxsim.ptx import errors_of, parse_instruction, parse_module, validate
 
@@ -94,14 +94,9 @@ def isa_tcgen05_mma(inst, target, ptx):
             flags["has_zero_column_mask"] = True
         else:
             flags["scale_input_d"] = _imm_or_name(ops[i]) if hasattr(ops[i], "value") else 0
-    mma = Tcgen05Mma.from_opcode(inst.mnemonic, **flags).validate(target, ptx)
-    # the target notes the isa layer checks on the instruction descriptor (descriptors.py
-    # InstrDescriptor.issues -> targets.supports), by target name only
-    for feature, applies in (("tcgen05", True), ("tcgen05.mma.kind::i8", mma.kind == "i8"),
-                             ("tcgen05.mma.sp.kind::mxf4",
-                              mma.sparse and mma.kind in ("mxf4", "mxf4nvf4"))):
-        if applies and not supports(target, feature):
-            raise PtxsimError(f"{feature} is not supported on {target}")
+    # the rules, PTX ISA notes and Target ISA notes of isa/tcgen05_mma.py (RULES,
+    # PTX_VERSION_NOTES, TARGET_NOTES: with a PTX version every note, as the validator)
+    Tcgen05Mma.from_opcode(inst.mnemonic, **flags).validate(target, ptx)
 
 
 def isa_tmem(inst, target, ptx):

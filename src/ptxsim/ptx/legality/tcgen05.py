@@ -2,12 +2,14 @@
 tcgen05-chapter-stack-video-misc.txt, tcgen05-mma-sp.md, tcgen05-cp-shift.md)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ptxsim.isa import tcgen05_mma as isa_mma
 from ptxsim.isa import tmem as isa_tmem
 from ptxsim.isa import tmem_cp as isa_cp
 from ptxsim.isa import tmem_ldst as isa_ldst
-from ptxsim.ptx.legality.common import Check, Slot
-from ptxsim.isa.targets import ARCH_SPECIFIC_10X_11X, BLOCK_N, SCALE_INPUT_D  # noqa: F401
-from ptxsim.ptx.targets import TCGEN05, TCGEN05_I8, Arch, Family, Req
+from ptxsim.ptx.legality.common import Check
+from ptxsim.isa.targets import ARCH_SPECIFIC_10X_11X, SCALE_INPUT_D  # noqa: F401 (re-exported)
 
 # The Tensor Memory instructions have one table each, in their isa modules (isa/tmem.py,
 # tmem_ldst.py, tmem_cp.py FORMS: slots, operands, nCols rule, PTX ISA and Target ISA notes);
@@ -130,86 +132,36 @@ _FORMS = {**isa_tmem.FORMS, **isa_ldst.FORMS, **isa_cp.FORMS}
 
 
 # ------------------------------------------------------------ 9.7.16.10.9 mma / .sp / .ws / .ws.sp
-KINDS = ".kind::f16 .kind::tf32 .kind::f8f6f4 .kind::i8 .kind::mxf8f6f4 .kind::mxf4 .kind::mxf4nvf4"
-BLOCK_SCALED = {".kind::mxf8f6f4", ".kind::mxf4", ".kind::mxf4nvf4"}
-# Table 54 / 55: valid .scale_vectorsize per kind.
-SCALE_VECTORSIZE = {
-    ".kind::mxf8f6f4": {".scale_vec::1X", ".block32"},
-    ".kind::mxf4": {".scale_vec::2X", ".block32"},
-    ".kind::mxf4nvf4": {".scale_vec::2X", ".scale_vec::4X", ".block16", ".block32"},
-}
-COLLECTOR_A = {f".collector::a::{op}" for op in ("fill", "use", "lastuse", "discard")}
-COLLECTOR_B = {f".collector::b{n}::{op}" for n in range(4) for op in ("fill", "use", "lastuse", "discard")}
-# "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same
-# family from PTX ISA version 8.8.": SCALE_INPUT_D, from ptxsim.isa.targets.
-# ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a": ptxas 13.0 accepts them on
-# every architecture-specific tcgen05 target (sm_100a, sm_103a, sm_110a) and refuses the family
-# targets; we follow ptxas (corpus cases 'Table 54' / target).
-SCALE_VEC_NX = ARCH_SPECIFIC_10X_11X
-# ".block16/.block32 requires sm_100f or sm_110f": BLOCK_N, from ptxsim.isa.targets.
-# tcgen05.mma.sp with .kind::mxf4nvf4 / .kind::mxf4: sm_100a, sm_101a, sm_103a, sm_110a.
-SP_MXF4 = ARCH_SPECIFIC_10X_11X
+# One table: isa/tcgen05_mma.py (SLOTS, RULES, PTX_VERSION_NOTES, TARGET_NOTES); here the flow
+# and the operand forms. Derived read-only views (tests/ptx/test_ptxas_corpus.py, test_targets):
+KINDS = " ".join(".kind::" + k for k in isa_mma.KINDS)
+BLOCK_SCALED = {".kind::" + k for k in isa_mma.BLOCK_SCALED}
+SCALE_VECTORSIZE = {".kind::" + k: {isa_mma._sv(v) for v in vs}          # Table 54 / 55
+                    for k, vs in isa_mma.SCALE_VEC_KINDS.items()}
+SCALE_VEC_NX = ARCH_SPECIFIC_10X_11X         # .scale_vec::NX: the arch-specific targets (ptxas)
+SP_MXF4 = ARCH_SPECIFIC_10X_11X              # .sp with .kind::mxf4 / mxf4nvf4
+_SID_NOTE = next(n for n in isa_mma.TARGET_NOTES if n.stage == "operands")
 
 
 def mma(c: Check) -> None:
     sp, ws = c.i.has(".sp"), c.i.has(".ws")
-    s = {(0, 0): "9.7.16.10.9.1", (1, 0): "9.7.16.10.9.2", (0, 1): "9.7.16.10.9.3",
-         (1, 1): "9.7.16.10.9.4"}[(sp, ws)]
+    s = isa_mma.SECTIONS[(sp, ws)]
     c.name = "tcgen05.mma" + (".ws" if ws else "") + (".sp" if sp else "")
-    slots = [Slot.of(".sp", ".sp"), Slot.of(".ws", ".ws"),
-             Slot.of(".cta_group", ".cta_group::1" if ws else ".cta_group::1 .cta_group::2", True),
-             Slot.of(".kind", KINDS, True),
-             Slot.of(".collector_usage", COLLECTOR_B if ws else COLLECTOR_A)]
-    if not ws:
-        slots += [Slot.of(".block_scale", ".block_scale"),
-                  Slot.of(".scale_vectorsize", ".scale_vec::1X .scale_vec::2X .scale_vec::4X .block16 .block32"),
-                  Slot.of(".ashift", ".ashift")]
-    q = c.slots(slots, s)
-    kind, bs, svs = q[".kind"], q.get(".block_scale"), q.get(".scale_vectorsize")
-    if ws and kind in BLOCK_SCALED:
-        c.err(f"{kind} is not valid for {c.name} (only .kind::f16, .kind::tf32, .kind::f8f6f4, "
-              f".kind::i8) ({s})")
-    if not ws and kind:
-        if kind in BLOCK_SCALED and not bs:
-            c.err(f"{kind} requires .block_scale for {c.name} ({s})")
-        if kind not in BLOCK_SCALED and bs:
-            c.err(f".block_scale is not valid with {kind} ({s})")
-        if svs and not bs:
-            c.err(f"{svs} requires .block_scale ({s})")
-        if bs and kind in SCALE_VECTORSIZE:
-            if svs and svs not in SCALE_VECTORSIZE[kind]:
-                c.err(f"{kind} cannot be combined with {svs} (Table 54)")
-            if kind == ".kind::mxf4nvf4" and not svs:
-                c.err(f".kind::mxf4nvf4 requires an explicit .scale_vectorsize ({s})")
-        if q[".ashift"] and bs:
-            c.err(f".ashift is not valid with .block_scale ({s})")
-        if q[".ashift"] and q[".collector_usage"] in (".collector::a::fill", ".collector::a::use"):
-            c.err(f"{q['.collector_usage']} cannot be combined with .ashift ({s})")
-    _mma_operands(c, q, sp, ws, s)
-    # PTX ISA notes
-    c.since(V86, c.name, s)
-    if kind == ".kind::mxf4nvf4":
-        c.since((8, 7), ".kind::mxf4nvf4", s)
-    if svs in (".block16", ".block32"):
-        c.since((8, 8), svs, s)
-    elif bs and not svs and kind in (".kind::mxf8f6f4", ".kind::mxf4"):
-        # an omitted .scale_vectorsize is .block32, and ptxas 13.0 says so: "Feature '.block32'
-        # requires PTX ISA .version 8.8 or later" (tests/test_legality_consistency.py)
-        c.since((8, 8), ".block32 (the default .scale_vectorsize)", s)
-    # Target ISA notes
-    if kind == ".kind::i8":
-        c.target(TCGEN05_I8, f"{c.name} with .kind::i8", s)
-    elif sp and kind in (".kind::mxf4", ".kind::mxf4nvf4"):
-        c.target(SP_MXF4, f"{c.name} with {kind}", s)
-    else:
-        c.target(TCGEN05, c.name, s)
-    if svs and svs.startswith(".scale_vec"):
-        c.target(SCALE_VEC_NX, svs, s)
-    elif svs:
-        c.target(BLOCK_N, svs, s)
+    q = c.slots(list(isa_mma.SLOTS[ws]), s)
+    view = isa_mma.view_of(q, sp, ws)
+    for rule in isa_mma.RULES:
+        if rule.says and rule.stage == "qualifiers" and rule.illegal(view):
+            c.err(rule.says(view, c.name, s))
+    _mma_operands(c, q, view, sp, ws, s)
+    for note in isa_mma.PTX_VERSION_NOTES:            # PTX ISA notes
+        if note.applies(view):
+            c.since(note.since, note.what(view), s)
+    for note in isa_mma.TARGET_NOTES:                 # Target ISA notes
+        if note.stage == "qualifiers" and note.applies(view):
+            c.target(note.req, note.what(view), s)
 
 
-def _mma_operands(c: Check, q: dict, sp: bool, ws: bool, s: str) -> None:
+def _mma_operands(c: Check, q: dict, view, sp: bool, ws: bool, s: str) -> None:
     ops = c.i.operands
     kind = q[".kind"]
     bs = q.get(".block_scale") or kind in BLOCK_SCALED      # operand form follows the kind
@@ -224,9 +176,9 @@ def _mma_operands(c: Check, q: dict, sp: bool, ws: bool, s: str) -> None:
     if sp:
         c.operand(3, "addr", "sp-meta-tmem")
     c.operand(head - 1, "r32|imm", "idesc")
-    if q.get(".ashift") and ops[1].kind != "addr":
-        c.err(f".ashift requires matrix A in Tensor Memory ([a-tmem]) ({s})")
-    rest = list(range(head, len(ops)))
+    view = replace(view, a_tmem=ops[1].kind == "addr")
+    if isa_mma.RULE["ashift_a_tmem"].illegal(view):
+        c.err(isa_mma.RULE["ashift_a_tmem"].says(view, c.name, s))
     if ws:
         # enable-input-d {, zero-column-mask-desc}
         if c.count(head + 1, head + 2, form="enable-input-d {, zero-column-mask-desc}"):
@@ -243,7 +195,7 @@ def _mma_operands(c: Check, q: dict, sp: bool, ws: bool, s: str) -> None:
     # { disable-output-lane }, enable-input-d {, scale-input-d}
     k = head
     if k < len(ops) and ops[k].kind == "vec":
-        size = 8 if q[".cta_group"] == ".cta_group::2" else 4
+        size = isa_mma.DISABLE_OUTPUT_LANE_WORDS.get(view.cta_group, 4)
         c.vector(k, size, "disable-output-lane")
         k += 1
     if k >= len(ops):
@@ -252,11 +204,13 @@ def _mma_operands(c: Check, q: dict, sp: bool, ws: bool, s: str) -> None:
     c.operand(k, "pred|imm", "enable-input-d")
     k += 1
     if k < len(ops):
-        if kind not in (".kind::f16", ".kind::tf32"):
-            c.err(f"scale-input-d is only valid with .kind::f16 and .kind::tf32, not {kind} ({s})")
+        view = replace(view, scale_input_d=c.imm(k) if c.imm(k) is not None else "register")
+        if isa_mma.RULE["scale_input_d_kind"].illegal(view):
+            c.err(isa_mma.RULE["scale_input_d_kind"].says(view, c.name, s))
         if c.operand(k, "imm", "scale-input-d"):
-            c.imm_range(k, 0, 15, "scale-input-d", s)
-        c.target(SCALE_INPUT_D, "scale-input-d", s)
+            r = isa_mma.SCALE_INPUT_D_RANGE
+            c.imm_range(k, r.start, r.stop - 1, "scale-input-d", s)
+        c.target(_SID_NOTE.req, _SID_NOTE.what(view), s)
         k += 1
     if k < len(ops):
         c.err(f"{c.name} takes at most {k} operands here, got {len(ops)} ({s})")
