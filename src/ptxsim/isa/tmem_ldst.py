@@ -132,15 +132,13 @@ def check(opcode: str, qualifiers=(), operands=(), target: str | None = None,
     num = int(got[".num"][2:]) if got.get(".num") else None
     where = f"'{opcode}{''.join(qualifiers)}' ({f.source})"
     check_form(with_shape(f, shape), tuple(qualifiers), tuple(operands), None, None)
-    if f.name == "tcgen05.wait":
-        pass
-    elif f.name == "tcgen05.ld.red":
+    if f.name == "tcgen05.ld.red":
         try:
             check_ld_red(shape, num, got[".redOp"][1:], got[".type"][1:], bool(got[".abs"]),
                          bool(got[".NaN"]))
         except OperandError as e:
             raise PtxValidationError(f"{where}: {e}") from None
-    elif registers_of(shape, num) is None:
+    elif shape is not None and registers_of(shape, num) is None:        # not tcgen05.wait
         raise PtxValidationError(f"{where}: .{shape} with .x{num} needs more than "
                                  f"{MAX_REGISTERS} registers (Table 47/48)")
     check_notes(f, target, ptx_version, where)
