@@ -106,3 +106,27 @@ def test_view_of_reads_the_written_qualifiers():
     assert (v.kind, v.cta_group, v.sparse, v.block_scale, v.scale_vec, v.collector) == \
         ("mxf4nvf4", 2, True, True, "4X", "a::fill")
     assert M.view_of({".scale_vectorsize": ".block16"}, False, False).scale_vec == "block16"
+
+
+def test_execute_parsed_checks_the_ptx_isa_notes_when_given_a_version():
+    from test_tcgen05_mma_kit import InstrDescriptor, gen_bits, new_cta, stage
+    import numpy as np
+    from ptxsim.errors import OperandError
+    from ptxsim.isa.tcgen05_mma import execute_parsed
+    rng = np.random.default_rng(0)
+    cta, base = new_cta()
+    regs = {"%r1": base,
+            "%rd1": stage(cta.smem, gen_bits(rng, "bf16", (128, 16)), "bf16", "f16", 0).encode(),
+            "%rd2": stage(cta.smem, gen_bits(rng, "bf16", (64, 16)), "bf16", "f16",
+                          16384).encode(),
+            "%r4": InstrDescriptor.make("f16", m=128, n=64, atype="bf16",
+                                        btype="bf16").encode(), "%p1": 1}
+    inst = parse_instruction("tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r4, %p1, 3;")
+    before = cta.tmem.cells.copy()
+    # "Argument scale-input-d ... supported on sm_100f ... from PTX ISA version 8.8"; tcgen05.mma
+    # itself needs PTX ISA 8.6 (9.7.16.10.9.1 PTX ISA notes)
+    with pytest.raises(OperandError, match="8.6"):
+        execute_parsed(cta, inst, regs.__getitem__, "sm_100a", ptx_version="8.5")
+    np.testing.assert_array_equal(cta.tmem.cells, before)          # refused before computing
+    execute_parsed(cta, inst, regs.__getitem__, "sm_100a", ptx_version="8.6")
+    assert not np.array_equal(cta.tmem.cells, before)

@@ -1242,7 +1242,7 @@ def parse_operands(inst, read) -> tuple:
     return _from_opcode(mnemonic, tuple(sorted(flags.items()))), kw
 
 
-def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
+def execute_parsed(state, inst, read, target: str = "sm_100a", ptx_version=None) -> MmaResult:
     """Run a parsed tcgen05.mma instruction (a `ptxsim.ptx.Instruction`, or anything with
     `.mnemonic` and `.operands` of the front end's operand classes) issued by one thread.
 
@@ -1251,12 +1251,13 @@ def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
     [d-tmem], a-desc | [a-tmem], b-desc, {[sp-meta-tmem]}, idesc, then either
     [scale-A-tmem], [scale-B-tmem], enable-input-d (.block_scale) or
     {disable-output-lane}, enable-input-d, {scale-input-d | zero-column-mask-desc}.
+    ptx_version: the module's .version (None: the PTX ISA notes are not checked).
     """
     mma, kw = parse_operands(inst, read)
-    return tcgen05_mma(state, mma, target=target, **kw)
+    return tcgen05_mma(state, mma, target=target, ptx_version=ptx_version, **kw)
 
 
-def execute_parsed_batch(items, target: str = "sm_100a") -> list:
+def execute_parsed_batch(items, target: str = "sm_100a", ptx_version=None) -> list:
     """`execute_parsed` for several instructions of independent CTAs (`tcgen05_mma_batch`):
     items [(state, inst, read)] -> one finish() per item, each returning its MmaResult."""
     calls = []
@@ -1264,14 +1265,14 @@ def execute_parsed_batch(items, target: str = "sm_100a") -> list:
         try:
             mma, kw = parse_operands(inst, read)
         except Exception:      # noqa: BLE001 -- replayed one by one, where it raises again
-            return [lambda st=st, i=i, r=r: execute_parsed(st, i, r, target)
+            return [lambda st=st, i=i, r=r: execute_parsed(st, i, r, target, ptx_version)
                     for st, i, r in items]
-        calls.append((state, mma, dict(kw, target=target)))
+        calls.append((state, mma, dict(kw, target=target, ptx_version=ptx_version)))
     return tcgen05_mma_batch(calls)
 
 
 
-def handle_instruction(inst, regs, target, state=None) -> dict:
+def handle_instruction(inst, regs, target, state=None, ptx_version=None) -> dict:
     """`ptxsim.execute` / executor handler (registry, guard="handler", state=True): every thread
     whose guard is true issues one MMA (single-thread semantics, 9.7.16.5 Table 46), in thread
     order, reading its own registers. `state` is the CtaState (or CtaPairState for
@@ -1288,7 +1289,8 @@ def handle_instruction(inst, regs, target, state=None) -> dict:
     else:
         threads = np.arange(32 * int(regs.warps))
     for t in threads:          # one whole MMA per issuing thread (usually exactly one)
-        execute_parsed(state, inst, lambda name, t=t: int(np.asarray(regs.read(name))[t]), target)
+        execute_parsed(state, inst, lambda name, t=t: int(np.asarray(regs.read(name))[t]), target,
+                       ptx_version)
     return {}
 
 

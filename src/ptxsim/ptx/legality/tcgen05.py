@@ -91,7 +91,7 @@ def _ldst_operands(c: Check, q: dict, f, split_note: str = "") -> None:
 def _ldst_shape(c: Check, q: dict, s: str) -> None:
     if q.get(".shape") and q.get(".num") and _regs(q[".shape"], q[".num"]) is None:
         c.err(f"{q['.shape']} with {q['.num']} is not a valid combination for {c.name} "
-              f"(Table 47/48: more than 128 registers)")
+              f"(Table 47/48: more than {isa_ldst.MAX_REGISTERS} registers)")
 
 
 def _ldst_vec(c: Check, q: dict, idx: int) -> None:
