@@ -2,14 +2,14 @@
 
 Each instruction family is judged twice: by the front-end validator (`ptxsim.ptx.validate`, the
 rules in ptx/legality/*.py, used by `ptxsim check`) and by the isa module that executes it.
-For misc, stack, video and mma.sp both now read ONE table in the isa module (isa/misc.py FORMS,
-isa/stack.py FORMS, isa/video.py SYNTAX + problems, isa/mma_sp.py LEGAL + notes_of +
-shape_facts; vocabulary in isa/legality.py), so their agreement is true by construction for
-the table's content; what remains compared is the two matchers (ptx Check.form vs
-isa.legality.check_form, the validator's mma.sp flow vs form_of) and, against ptxas, the
-corpus. tcgen05.mma and the Tensor Memory instructions still have two tables (QUALIFIER_RULES,
-isa/tmem*.py vs ptx/legality/tcgen05.py). This file feeds both layers the same instructions and
-asserts the same verdict:
+For misc, stack, video, mma.sp and the Tensor Memory instructions both now read ONE table in
+the isa module (isa/misc.py FORMS, isa/stack.py FORMS, isa/video.py SYNTAX + problems,
+isa/mma_sp.py LEGAL + notes_of + shape_facts, isa/tmem.py / tmem_ldst.py / tmem_cp.py FORMS +
+their cross-field rules; vocabulary in isa/legality.py), so their agreement is true by
+construction for the table's content; what remains compared is the two matchers (ptx Check.form
+vs isa.legality.check_form, the validator's flows vs the isa checks) and, against ptxas, the
+corpus. tcgen05.mma reads isa/tcgen05_mma.py SLOTS, RULES, PTX_VERSION_NOTES and TARGET_NOTES in
+both layers. This file feeds both layers the same instructions and asserts the same verdict:
 
   * every case of the recorded ptxas 13.0 corpus (tests/data/ptx/ptxas_corpus.json), and
   * each isa table's own enumeration (every row it declares legal must pass the validator, and
@@ -34,7 +34,7 @@ import pytest
 
 from ptxsim.errors import PtxsimError
 from ptxsim.isa import misc, mma_sp, stack, tmem, tmem_cp, tmem_ldst, video
-from ptxsim.isa.targets import TARGET_MIN_PTX, parse_target, parse_version, supports
+from ptxsim.isa.targets import TARGET_MIN_PTX, parse_target, parse_version
 from ptxsim.isa.tcgen05_mma import Tcgen05Mma
 from ptxsim.ptx import errors_of, parse_instruction, parse_module, validate
 
@@ -94,57 +94,26 @@ def isa_tcgen05_mma(inst, target, ptx):
             flags["has_zero_column_mask"] = True
         else:
             flags["scale_input_d"] = _imm_or_name(ops[i]) if hasattr(ops[i], "value") else 0
-    mma = Tcgen05Mma.from_opcode(inst.mnemonic, **flags).validate(target, ptx)
-    # the target notes the isa layer checks on the instruction descriptor (descriptors.py
-    # InstrDescriptor.issues -> targets.supports), by target name only
-    for feature, applies in (("tcgen05", True), ("tcgen05.mma.kind::i8", mma.kind == "i8"),
-                             ("tcgen05.mma.sp.kind::mxf4",
-                              mma.sparse and mma.kind in ("mxf4", "mxf4nvf4"))):
-        if applies and not supports(target, feature):
-            raise PtxsimError(f"{feature} is not supported on {target}")
+    # the rules, PTX ISA notes and Target ISA notes of isa/tcgen05_mma.py (RULES,
+    # PTX_VERSION_NOTES, TARGET_NOTES: with a PTX version every note, as the validator)
+    Tcgen05Mma.from_opcode(inst.mnemonic, **flags).validate(target, ptx)
 
 
-def _quals(inst):
-    return [q[1:] for q in inst.qualifiers]
-
-
-def isa_tcgen05_ldst(inst, target, ptx):
-    q = _quals(inst)
-    shape = next((x for x in q if re.fullmatch(r"\d+x\d+bx?\d*", x)), None)
-    num = next((int(x[1:]) for x in q if re.fullmatch(r"x\d+", x)), None)
-    if shape is None or num is None:
-        raise PtxsimError("tcgen05.ld/st needs .shape and .num")
-    if "red" in q:
-        op = next((x for x in q if x in tmem_ldst.RED_OPS), None)
-        dtype = next((x for x in q if x in tmem_ldst.RED_TYPES), None)
-        tmem_ldst.check_ld_red(shape, num, op, dtype, abs="abs" in q, nan="NaN" in q)
-    else:
-        tmem_ldst.check_shape_num(shape, num)
-
-
-def isa_tcgen05_cp(inst, target, ptx):
-    q = _quals(inst)
-    shape = next((x for x in q if x in tmem_cp.CP_SHAPES), None)
-    if shape is None:
-        raise PtxsimError("tcgen05.cp shape")
-    mc = next((x for x in q if x.startswith("warpx")), None)
-    fmts = [x for x in q if x.startswith("b8x16") or x.startswith("b6x16") or x.startswith("b4x16")]
-    tmem_cp.check_cp(shape, mc, ".".join(fmts) if fmts else None)
-
-
-def isa_tcgen05_alloc(inst, target, ptx):
-    n = inst.operands[-1] if inst.operands else None
-    if n is not None and hasattr(n, "value"):
-        tmem._check_ncols(int(n.value), inst.opcode)
-    else:
-        raise NotJudged
+def isa_tmem(inst, target, ptx):
+    """The Tensor Memory rows (isa/tmem.py, tmem_ldst.py, tmem_cp.py FORMS) with their notes."""
+    module = {"tcgen05.ld": tmem_ldst, "tcgen05.st": tmem_ldst, "tcgen05.wait": tmem_ldst,
+              "tcgen05.cp": tmem_cp, "tcgen05.shift": tmem_cp}.get(inst.opcode, tmem)
+    module.check(inst.opcode, inst.qualifiers, tuple(_imm_or_name(o) for o in inst.operands),
+                 target, ptx)
 
 
 ISA = {"brkpt": isa_misc, "nanosleep": isa_misc, "pmevent": isa_misc, "trap": isa_misc,
        "setmaxnreg": isa_misc, "stacksave": isa_stack, "stackrestore": isa_stack,
        "alloca": isa_stack, "mma": isa_mma_sp, "tcgen05.mma": isa_tcgen05_mma,
-       "tcgen05.ld": isa_tcgen05_ldst, "tcgen05.st": isa_tcgen05_ldst, "tcgen05.cp": isa_tcgen05_cp,
-       "tcgen05.alloc": isa_tcgen05_alloc, "tcgen05.dealloc": isa_tcgen05_alloc,
+       **{op: isa_tmem for op in ("tcgen05.alloc", "tcgen05.dealloc",
+                                  "tcgen05.relinquish_alloc_permit", "tcgen05.ld", "tcgen05.st",
+                                  "tcgen05.wait", "tcgen05.cp", "tcgen05.shift", "tcgen05.fence",
+                                  "tcgen05.commit")},
        **{op: isa_video for op in ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr",
                                    "vmad", "vset", "vadd2", "vsub2", "vavrg2", "vabsdiff2",
                                    "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4",
@@ -168,20 +137,14 @@ OUT_OF_ISA_SCOPE = re.compile(
     r"operand \d+ \(|takes \d+( to \d+)? operands|must be a vector|element '.*' of operand|"
     r"is not declared|^\.target |cannot be compiled for|same \.cta_group|must have 2 elements|"
     r"operand \d+ .* must be|requires PTX ISA version")
+TMEM_OPS = {"tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.ld",
+            "tcgen05.st", "tcgen05.wait", "tcgen05.cp", "tcgen05.shift", "tcgen05.fence",
+            "tcgen05.commit"}
 ISA_HAS_PTX_NOTES = {"brkpt", "nanosleep", "pmevent", "trap", "setmaxnreg", "stacksave",
-                     "stackrestore", "alloca", "tcgen05.mma", "mma"}
-
-
-# The Tensor Memory functions (isa/tmem.py, tmem_ldst.py, tmem_cp.py) take shape / num / op /
-# type / multicast / format / nCols as arguments: the presence, repetition or spelling of the
-# other qualifiers (.sync, .aligned, .cta_group, .b32, .pack on st) has no column there.
-TMEM_OPS = {"tcgen05.alloc", "tcgen05.dealloc", "tcgen05.ld", "tcgen05.st", "tcgen05.cp"}
-QUALIFIER_STRUCTURE = re.compile(r"requires an? \S+ qualifier|conflicts with|is not valid for")
+                     "stackrestore", "alloca", "tcgen05.mma", "mma"} | TMEM_OPS
 
 
 def _in_isa_scope(inst, msg: str) -> bool:
-    if inst.opcode in TMEM_OPS and QUALIFIER_STRUCTURE.search(msg):
-        return False
     if "requires PTX ISA version" in msg:
         return inst.opcode in ISA_HAS_PTX_NOTES or inst.opcode.startswith("v")
     return not OUT_OF_ISA_SCOPE.search(msg)
@@ -206,13 +169,7 @@ def compare(inst, validator_errors, target, ptx):
 # --------------------------------------------------------------------- known differences
 # (regex on the instruction text, regex on the disagreement) -> why. Each must still match a
 # corpus case.
-KNOWN = {
-    (r"^tcgen05\.(alloc|dealloc|ld|st|cp)\b", r"^validator rejects, isa accepts: .* is not supported on \.target"):
-        "the Tensor Memory functions (isa/tmem.py, tmem_ldst.py, tmem_cp.py) take no target: the "
-        "Target ISA notes of tcgen05.alloc/ld/st/cp and tcgen05.ld.red (ptx/legality/tcgen05.py "
-        "TCGEN05, LD_RED_TARGETS) are the validator's alone until the executor checks targets "
-        "(docs/legality.md)",
-}
+KNOWN: dict = {}
 
 
 def _known(text: str, what: str):
@@ -272,7 +229,7 @@ def test_corpus_reaches_every_isa_table():
 # ------------------------------------------------------------- each isa table's enumeration
 REGS = {**{f"%r{i}": ".b32" for i in range(64)}, **{f"%rd{i}": ".b64" for i in range(8)},
         **{f"r{i}": ".b32" for i in range(16)}, **{f"rd{i}": ".b64" for i in range(4)},
-        "p0": ".pred", "%p0": ".pred", "%a": ".b32", "%b": ".b32", "%c": ".b32", "%d": ".b32"}
+        "p0": ".pred", "%p0": ".pred", "%rs1": ".b16", "%a": ".b32", "%b": ".b32", "%c": ".b32", "%d": ".b32"}
 
 
 def enumeration_disagreements(texts, contexts):
@@ -467,8 +424,68 @@ def tmem_texts():
     for n in (0, 16, 32, 48, 64, 96, 128, 256, 512, 1024):
         out.append(f"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], {n};")
         out.append(f"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r1, {n};")
+    return out + tmem_sync_texts()
+
+
+def tmem_sync_texts():
+    """The other Tensor Memory rows with each slot filled every way and near misses: a required
+    slot left out, a slot repeated, a foreign qualifier, an operand too many or of a wrong kind,
+    the .16x32bx2 immediate missing, .dst_fmt.src_fmt reversed or alone."""
+    out = []
+    for cg in ("", ".cta_group::1", ".cta_group::2", ".cta_group::1.cta_group::2"):
+        out += [f"tcgen05.alloc{cg}.sync.aligned.shared::cta.b32 [%r1], 32;",
+                f"tcgen05.alloc{cg}.sync.aligned.b32 [%r1], %r2;",
+                f"tcgen05.dealloc{cg}.sync.aligned.b32 %r1, %r2;",
+                f"tcgen05.relinquish_alloc_permit{cg}.sync.aligned;",
+                f"tcgen05.shift{cg}.down [%r1];", f"tcgen05.shift{cg} [%r1];",
+                f"tcgen05.cp{cg}.128x256b [%r1], %rd1;"]
+    out += ["tcgen05.alloc.cta_group::1.aligned.shared::cta.b32 [%r1], 32;",
+            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 %r1, 32;",
+            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32, 32;",
+            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 [%r1], 32;",
+            "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned.b32;",
+            "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned %r1;",
+            "tcgen05.shift.cta_group::1.down.up [%r1];", "tcgen05.shift.cta_group::1.down %r1;"]
+    for w in ("::ld", "::st", "", "::mma", "::ld::st"):
+        for sa in (".sync.aligned", ".sync", ".aligned.sync"):
+            out.append(f"tcgen05.wait{w}{sa};")
+    for k in ("::before_thread_sync", "::after_thread_sync", "", "::before_thread_sync.sync"):
+        out += [f"tcgen05.fence{k};", f"tcgen05.fence{k} %r1;"]
+    for cg, sc, mc, ops in itertools.product(
+            (".cta_group::1", ".cta_group::2", ""), ("", ".shared::cluster"),
+            ("", ".multicast::cluster"), ("[%rd1]", "[%rd1], %rs1", "[%rd1], %r1")):
+        out.append(f"tcgen05.commit{cg}.mbarrier::arrive::one{sc}{mc}.b64 {ops};")
+    out += ["tcgen05.commit.cta_group::1.b64 [%rd1];",
+            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b32 [%rd1];",
+            "tcgen05.cp.cta_group::1.128x256b.b6x16_p32.b8x16 [%r1], %rd1;",
+            "tcgen05.cp.cta_group::1.128x256b.b8x16 [%r1], %rd1;",
+            "tcgen05.cp.cta_group::1.128x256b.b4x16_p64 [%r1], %rd1;",
+            "tcgen05.cp.cta_group::1.128x256b [%r1], %r1;",
+            "tcgen05.cp.cta_group::1.128x256b [%r1];",
+            "tcgen05.ld.sync.aligned.16x32bx2.x2.b32 {%r1, %r2}, [%r3];",
+            "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3], 4;",
+            "tcgen05.st.sync.aligned.16x32bx2.x2.b32 [%r3], {%r1, %r2};",
+            "tcgen05.st.sync.aligned.32x32b.x2.pack::16b.b32 [%r3], {%r1, %r2};",
+            "tcgen05.ld.sync.aligned.32x32b.x2.unpack::16b.b32 {%r1, %r2}, [%r3];",
+            "tcgen05.ld.sync.aligned.32x32b.x2.x4.b32 {%r1, %r2}, [%r3];",
+            "tcgen05.ld.sync.aligned.32x32b.16x64b.x2.b32 {%r1, %r2}, [%r3];",
+            "tcgen05.ld.sync.aligned.x2.b32 {%r1, %r2}, [%r3];",
+            "tcgen05.ld.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3];",
+            "tcgen05.ld.sync.aligned.32x32b.x2.b32 [%r3], {%r1, %r2};",
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.min.b32 {%r1, %r2}, %r4, [%r3];",
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.min.pack::16b.f32 {%r1, %r2}, %r4, [%r3];",
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.NaN.f32 {%r1, %r2}, %r4, [%r3];",
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.max.f32 {%r1, %r2}, [%r3];"]
     return out
 
 
+# every Target ISA note of the Tensor Memory rows (TCGEN05, LD_RED_TARGETS, SHIFT_TARGETS) and
+# PTX ISA note (8.6, 8.8) is crossed: arch-specific, family and foreign targets, before / after
+TMEM_CONTEXTS = [("sm_103a", "9.0"), ("sm_100a", "8.6"), ("sm_100a", "8.5"), ("sm_90a", "9.0"),
+                 ("sm_101a", "8.8"), ("sm_101a", "8.7"), ("sm_100f", "8.8"), ("sm_103f", "8.8"),
+                 ("sm_110f", "9.0"), ("sm_110a", "9.0"), ("sm_120a", "9.0")]
+
+
 def test_tmem_tables_and_validator_agree():
-    assert_agree(tmem_texts(), [("sm_103a", "9.0")])
+    assert_agree(tmem_texts(), TMEM_CONTEXTS[:1])
+    assert_agree(tmem_sync_texts(), TMEM_CONTEXTS)

@@ -24,7 +24,7 @@ from ptxsim.errors import PtxValidationError
 from ptxsim.isa.targets import ANY, Req, parse_target, parse_version, vstr  # noqa: F401
 
 __all__ = ["Slot", "Imm", "Operand", "Form", "SlotProblem", "match_slots", "count_problem",
-           "check_form", "register_kinds", "Req", "ANY"]
+           "check_form", "check_notes", "register_kinds", "Req", "ANY"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,8 @@ class Imm:
 
     def rule(self) -> str:
         """The constraint in words, as the diagnostics state it."""
+        if self.pow2 and self.lo > 1:
+            return f"a power of 2 in [{self.lo}, {self.hi}]"
         if self.pow2:
             return f"a power of 2 not exceeding 2^{self.hi.bit_length() - 1}"
         if self.step > 1:
@@ -173,12 +175,22 @@ def _is_imm(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
+def _shape_kind(op) -> str | None:
+    """"addr" for "[...]", "vec" for "{...}" or a tuple / list of registers, else None."""
+    if isinstance(op, (tuple, list)):
+        return "vec"
+    if isinstance(op, str) and op[:1] in "[{" and op:
+        return "addr" if op[0] == "[" else "vec"
+    return None
+
+
 def check_form(form: Form, qualifiers=(), operands=(), target: str | None = None,
                ptx_version=None) -> dict:
     """Raise PtxValidationError unless `form.opcode qualifiers operands` is legal on `target`
     (None: not checked) with PTX ISA `ptx_version` (None: the newest). Operands: int for an
-    immediate, str for a register name (register widths are the validator's business). Returns
-    slot name -> qualifier."""
+    immediate, str for a register name, "[..]" for an address, "{..}" or a tuple for a vector
+    (register widths and vector lengths are the validator's business). Returns slot name ->
+    qualifier."""
     where = f"'{form.opcode}{''.join(qualifiers)}' ({form.source})"
     got, problems = match_slots(form.slots, qualifiers)
     if problems:
@@ -200,6 +212,14 @@ def check_form(form: Form, qualifiers=(), operands=(), target: str | None = None
     for spec, op in zip(form.operands, operands):
         kinds = spec.kinds.split("|")
         is_reg_kind = any(k in REGISTER_KINDS for k in kinds)
+        shape = _shape_kind(op)
+        if shape or all(k in ("addr", "vec") for k in kinds):
+            if shape not in kinds:
+                want = " or ".join({"addr": "an address [..]", "vec": "a vector {..}"}.get(k, k)
+                                   for k in kinds)
+                raise PtxValidationError(f"{where}: operand {spec.name} must be {want}, got "
+                                         f"{op!r}")
+            continue
         if _is_imm(op):
             if "imm" not in kinds:
                 raise PtxValidationError(f"{where}: operand {spec.name} must be a register, "
@@ -213,6 +233,16 @@ def check_form(form: Form, qualifiers=(), operands=(), target: str | None = None
             kind = "an immediate" if not is_reg_kind else (
                 "a register or an immediate" if "imm" in kinds else "a register")
             raise PtxValidationError(f"{where}: operand must be {kind} ({spec.name}), got {op!r}")
+    check_notes(form, target, ptx_version, where)
+    return got
+
+
+def check_notes(form: Form, target: str | None = None, ptx_version=None,
+                where: str | None = None) -> None:
+    """The PTX ISA and Target ISA notes of one row: raise PtxValidationError unless `form` is
+    available with PTX ISA `ptx_version` (None: not checked) on `target` (None: not checked),
+    exactly as the validator's Check.since / Check.target judge them."""
+    where = where or f"'{form.name}' ({form.source})"
     ptx = None if ptx_version is None else parse_version(ptx_version)
     if ptx is not None and ptx < form.since:
         raise PtxValidationError(f"{where}: needs PTX ISA {vstr(form.since)} or later, got "
@@ -220,4 +250,3 @@ def check_form(form: Form, qualifiers=(), operands=(), target: str | None = None
     if target is not None and not form.req.ok(parse_target(target), ptx):  # parses the name
         raise PtxValidationError(f"{where}: not supported on target {target} (supported: "
                                  f"{form.req})")
-    return got

@@ -38,6 +38,7 @@ from ptxsim.isa import targets as _targets
 from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
 from ptxsim.isa.datapath import DataPathLayout, datapath_layout
 from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
+from ptxsim.isa.legality import Slot
 from ptxsim.isa.smem_layout import read_operand
 from ptxsim.isa.tmem import N_COLUMNS, N_LANES, split_address
 from ptxsim.isa.tmem_cp import E2M1_CONTAINER_SHIFT
@@ -74,16 +75,6 @@ TARGET_FEATURES = {
     # ptxas 13.0 rejects them on every 'f' target): sm_100a, sm_101a, sm_103a, sm_110a
     "scale_vec::NX": _targets.FEATURES["tcgen05.mma.scale_vec::NX"].targets,
 }
-
-
-# PTX ISA notes of 9.7.16.10.9.1-4: (applies(instruction), minimum .version, feature). ptxas
-# 13.0 agrees, including that an omitted .scale_vectorsize is .block32 (PTX ISA 8.8).
-PTX_VERSION_NOTES = (
-    (lambda i: True, (8, 6), "tcgen05.mma"),
-    (lambda i: i.kind == "mxf4nvf4", (8, 7), ".kind::mxf4nvf4"),
-    (lambda i: i.block_scale and (i.scale_vec in ("block16", "block32") or i.scale_vec is None),
-     (8, 8), ".block16 / .block32 (also the default .scale_vectorsize)"),
-)
 
 
 def _version(v) -> tuple[int, int]:
@@ -199,24 +190,31 @@ class Tcgen05Mma:
 
     # ---- legality --------------------------------------------------------------------------
     def issues(self, target: str = "sm_100a", ptx_version=None) -> list[OperandError]:
-        """Every reason the qualifier / operand combination is illegal (QUALIFIER_RULES; with
-        `ptx_version` ("8.7" or (8, 7)) also the PTX ISA notes, PTX_VERSION_NOTES)."""
+        """Every reason the qualifier / operand combination is illegal: the cross-field RULES,
+        the qualifier-level TARGET_NOTES (.scale_vec::NX, .block16/.block32, scale-input-d);
+        with `ptx_version` ("8.7" or (8, 7)) also PTX_VERSION_NOTES and the instruction-level
+        TARGET_NOTES (tcgen05, .kind::i8, .sp with mxf4*) with their "from PTX ISA 8.8"
+        qualifiers. Without a PTX version those three are judged by target name alone in the
+        instruction descriptor's check (descriptors.InstrDescriptor.issues, as DescriptorError)."""
         if self.kind not in KINDS:
             return [OperandError(f"tcgen05.mma: .kind::{self.kind} is not one of "
                                  f"{', '.join(KINDS)} (9.7.16.10.9.1)")]
         if self.cta_group not in (1, 2):
             return [OperandError(f"tcgen05.mma: .cta_group::{self.cta_group} is not ::1 or ::2")]
-        out = []
-        for rule, why in QUALIFIER_RULES:
-            if rule(self, target):
-                out.append(OperandError(f"{self.ptx(operands=False)}: {why}"))
-        if ptx_version is not None:
-            have = _version(ptx_version)
-            for applies, need, feature in PTX_VERSION_NOTES:
-                if applies(self) and have < need:
-                    out.append(OperandError(f"{self.ptx(operands=False)}: {feature} needs PTX ISA "
-                                            f"{need[0]}.{need[1]} or later, the module is "
-                                            f"{have[0]}.{have[1]} (9.7.16.10.9.1 PTX ISA notes)"))
+        me = self.ptx(operands=False)
+        out = [OperandError(f"{me}: {r.why}") for r in RULES if r.illegal(self)]
+        have = None if ptx_version is None else _version(ptx_version)
+        if have is not None:
+            for n in PTX_VERSION_NOTES:
+                if n.applies(self) and have < n.since:
+                    out.append(OperandError(f"{me}: {n.what(self)} needs PTX ISA "
+                                            f"{n.since[0]}.{n.since[1]} or later, the module is "
+                                            f"{have[0]}.{have[1]} ({n.section} PTX ISA notes)"))
+        for n in TARGET_NOTES:
+            if (n.why or have is not None) and n.applies(self) and not n.req.ok(target, have):
+                out.append(OperandError(f"{me}: " + (n.why or f"{n.what(self)} is not supported "
+                                                     f"on {target} (supported: {n.req}) "
+                                                     f"({n.section} Target ISA notes)")))
         return out
 
     def validate(self, target: str = "sm_100a", ptx_version=None) -> "Tcgen05Mma":
@@ -233,62 +231,215 @@ def _coll(i: Tcgen05Mma):
     return (parts[0], parts[1]) if len(parts) == 2 else (i.collector, None)
 
 
-# Each rule: (predicate(instruction, target) -> True when illegal, why). Transcribed from the six
-# syntax forms of 9.7.16.10.9.1 / .2 (non-.ws) and the two of 9.7.16.10.9.3 / .4 (.ws), their
-# descriptions and Target ISA notes.
-QUALIFIER_RULES = (
-    (lambda i, t: i.ws and i.cta_group != 1,
-     ".ws exists only as .cta_group::1 (9.7.16.10.9.3 syntax; Table 39: .ws with cta_group 2 is "
-     "Invalid)"),
-    (lambda i, t: i.ws and i.kind in BLOCK_SCALED,
-     ".ws takes .kind::f16, tf32, f8f6f4, i8 only (9.7.16.10.9.3; Table 39: Invalid)"),
-    (lambda i, t: i.kind in BLOCK_SCALED and not i.block_scale and not i.ws,
-     f"kinds {', '.join(BLOCK_SCALED)} need .block_scale with [scale-A-tmem], [scale-B-tmem] "
-     "(9.7.16.10.9.1 syntax 2, 4)"),
-    (lambda i, t: i.block_scale and i.kind not in BLOCK_SCALED,
-     ".block_scale is only for .kind::mxf8f6f4, mxf4, mxf4nvf4 (9.7.16.10.9.1 syntax 2, 4)"),
-    (lambda i, t: i.scale_vec is not None and not i.block_scale,
-     ".scale_vectorsize needs .block_scale (9.7.16.10.9.1 syntax 2, 4)"),
-    (lambda i, t: i.scale_vec is not None and i.scale_vec not in SCALE_VECS,
-     f".scale_vectorsize is one of {', '.join(SCALE_VECS)} (9.7.16.10.9.1)"),
-    (lambda i, t: i.block_scale and i.scale_vec in SCALE_VECS and i.kind in SCALE_VEC_KINDS
-     and i.scale_vec not in SCALE_VEC_KINDS[i.kind],
-     "this .scale_vectorsize is not valid for the kind (Table 54 / Table 55)"),
-    (lambda i, t: i.block_scale and i.kind == "mxf4nvf4" and i.scale_vec is None,
-     "for .kind::mxf4nvf4 the .scale_vectorsize must be explicitly specified (9.7.16.10.9.1)"),
-    (lambda i, t: i.scale_vec in ("1X", "2X", "4X") and t not in TARGET_FEATURES["scale_vec::NX"],
-     f".scale_vec::NX requires an arch-specific target "
-     f"({', '.join(sorted(TARGET_FEATURES['scale_vec::NX']))}); use .block16 / .block32 on family "
-     "targets (9.7.16.10.9.1 Target ISA notes)"),
-    (lambda i, t: i.scale_input_d is not None and i.kind not in ("f16", "tf32"),
-     "scale-input-d is only valid for .kind::tf32 and .kind::f16 (9.7.16.10.9.1)"),
-    (lambda i, t: i.scale_input_d is not None and i.ws,
-     ".ws has no scale-input-d operand (9.7.16.10.9.3 syntax)"),
-    (lambda i, t: i.scale_input_d is not None and i.scale_input_d not in SCALE_INPUT_D_RANGE,
-     "scale-input-d must be in [0, 15] (9.7.16.10.9.1)"),
-    (lambda i, t: i.scale_input_d is not None and t not in TARGET_FEATURES["scale_input_d"],
-     f"scale-input-d needs one of {', '.join(sorted(TARGET_FEATURES['scale_input_d']))} "
-     "(9.7.16.10.9.1 Target ISA notes)"),
-    (lambda i, t: i.has_disable_output_lane and i.ws,
-     ".ws has no disable-output-lane operand (9.7.16.10.9.3 syntax)"),
-    (lambda i, t: i.has_disable_output_lane and i.block_scale,
-     "the .block_scale forms have no disable-output-lane operand (9.7.16.10.9.1 syntax 2, 4)"),
-    (lambda i, t: i.has_zero_column_mask and not i.ws,
-     "zero-column-mask-desc is an operand of .ws only (9.7.16.10.9.3)"),
-    (lambda i, t: i.ashift and i.ws,
-     ".ws has no .ashift (9.7.16.10.9.3 syntax)"),
-    (lambda i, t: i.ashift and not i.a_tmem,
-     ".ashift needs A in Tensor Memory ([a-tmem]) (9.7.16.10.9.1 syntax 3, 6)"),
-    (lambda i, t: i.ashift and i.block_scale,
-     "the .block_scale forms have no .ashift (9.7.16.10.9.1 syntax 4)"),
-    (lambda i, t: i.ashift and _coll(i)[1] in ("fill", "use"),
-     "it is illegal to specify .collector::a::use or ::fill along with .ashift (9.7.16.10.9.1)"),
-    (lambda i, t: i.collector is not None and _coll(i)[1] not in COLLECTOR_OPS,
-     f".collector op must be one of {', '.join(COLLECTOR_OPS)}"),
-    (lambda i, t: i.collector is not None and not i.ws and _coll(i)[0] != "a",
-     "without .ws the collector buffer is ::a (9.7.16.10.9.1)"),
-    (lambda i, t: i.collector is not None and i.ws and _coll(i)[0] not in ("b0", "b1", "b2", "b3"),
-     "with .ws the collector buffer is ::b0, ::b1, ::b2 or ::b3 (9.7.16.10.9.3)"),
+# ----------------------------------------------------------------------- legality, as data
+# The one table of tcgen05.mma{.ws}{.sp} (9.7.16.10.9.1-4): the qualifier slots of each variant,
+# the cross-field RULES, the PTX ISA notes and the Target ISA notes. Tcgen05Mma.issues (isa) and
+# the front-end validator (ptx/legality/tcgen05.py `mma`) both read these rows; each rule carries
+# the isa's wording (`why`) and the validator's (`says`, with the spelling as written).
+SECTIONS = {(False, False): "9.7.16.10.9.1", (True, False): "9.7.16.10.9.2",
+            (False, True): "9.7.16.10.9.3", (True, True): "9.7.16.10.9.4"}    # (.sp, .ws)
+CTA_GROUPS = {False: (1, 2), True: (1,)}      # .ws exists only as .cta_group::1 (9.7.16.10.9.3)
+COLLECTOR_BUFFERS = {False: ("a",), True: ("b0", "b1", "b2", "b3")}          # .collector::a / b<n>
+WS_KINDS = tuple(k for k in KINDS if k not in BLOCK_SCALED)   # 9.7.16.10.9.3 .kind
+
+
+def _sv(sv: str | None) -> str | None:
+    """A .scale_vectorsize as written: "2X" -> ".scale_vec::2X", "block32" -> ".block32"."""
+    if sv is None:
+        return None
+    return "." + sv if sv.startswith("block") else ".scale_vec::" + sv
+
+
+def _kq(kind: str | None) -> str | None:
+    return None if kind is None else ".kind::" + kind
+
+
+def mma_name(i) -> str:
+    return "tcgen05.mma" + (".ws" if i.ws else "") + (".sp" if i.sparse else "")
+
+
+def qualifier_slots(ws: bool) -> tuple:
+    """The qualifier slots of 9.7.16.10.9.1-4 (the .ws forms have no .block_scale,
+    .scale_vectorsize or .ashift, and the b0-b3 collector buffers)."""
+    slots = [Slot.of(".sp", ".sp"), Slot.of(".ws", ".ws"),
+             Slot.of(".cta_group", tuple(f".cta_group::{g}" for g in CTA_GROUPS[ws]), True),
+             Slot.of(".kind", tuple(".kind::" + k for k in KINDS), True),
+             Slot.of(".collector_usage", tuple(f".collector::{b}::{op}"
+                                               for b in COLLECTOR_BUFFERS[ws]
+                                               for op in COLLECTOR_OPS))]
+    if not ws:
+        slots += [Slot.of(".block_scale", ".block_scale"),
+                  Slot.of(".scale_vectorsize", tuple(_sv(v) for v in SCALE_VECS)),
+                  Slot.of(".ashift", ".ashift")]
+    return tuple(slots)
+
+
+SLOTS = {ws: qualifier_slots(ws) for ws in (False, True)}
+
+
+def view_of(q: dict, sp: bool, ws: bool, **operands) -> Tcgen05Mma:
+    """The instruction the rules judge, from the qualifiers matched to SLOTS (slot name ->
+    qualifier or None, as isa.legality.match_slots returns them; a slot left empty or filled
+    wrongly is None, so kind and cta_group may be None here)."""
+    kind, cg, coll, svs = (q.get(".kind"), q.get(".cta_group"), q.get(".collector_usage"),
+                           q.get(".scale_vectorsize"))
+    return Tcgen05Mma(kind=kind and kind[len(".kind::"):], cta_group=cg and int(cg[-1]),
+                      sparse=sp, ws=ws, block_scale=bool(q.get(".block_scale")),
+                      scale_vec=svs and svs.split("::")[-1].lstrip("."),
+                      collector=coll and coll[len(".collector::"):], ashift=bool(q.get(".ashift")),
+                      **operands)
+
+
+@dataclass(frozen=True)
+class MmaRule:
+    """One cross-field rule: `illegal(i)` over a Tcgen05Mma (or a `view_of` one); `why`: the
+    isa's wording; `says(i, name, section)`: the validator's, None where the validator states
+    the rule through its slots or operand forms instead. `stage`: where the validator checks
+    it ("qualifiers": after the slots; "operands": among the operands)."""
+    name: str
+    illegal: object
+    why: str
+    says: object = None
+    stage: str = "qualifiers"
+
+
+# Transcribed from the six syntax forms of 9.7.16.10.9.1 / .2 (non-.ws) and the two of
+# 9.7.16.10.9.3 / .4 (.ws), their descriptions and Table 54 / 55. The validator's rules come in
+# the order it reports them.
+RULES = tuple([
+    MmaRule("ws_cta_group", lambda i: i.ws and i.cta_group not in CTA_GROUPS[True],
+            ".ws exists only as .cta_group::1 (9.7.16.10.9.3 syntax; Table 39: .ws with cta_group "
+            "2 is Invalid)"),
+    MmaRule("ws_kind", lambda i: i.ws and i.kind in BLOCK_SCALED,
+            ".ws takes .kind::f16, tf32, f8f6f4, i8 only (9.7.16.10.9.3; Table 39: Invalid)",
+            lambda i, n, s: f"{_kq(i.kind)} is not valid for {n} (only "
+                            f"{', '.join(_kq(k) for k in WS_KINDS)}) ({s})"),
+    MmaRule("kind_needs_block_scale",
+            lambda i: i.kind in BLOCK_SCALED and not i.block_scale and not i.ws,
+            f"kinds {', '.join(BLOCK_SCALED)} need .block_scale with [scale-A-tmem], "
+            "[scale-B-tmem] (9.7.16.10.9.1 syntax 2, 4)",
+            lambda i, n, s: f"{_kq(i.kind)} requires .block_scale for {n} ({s})"),
+    MmaRule("block_scale_kind",
+            lambda i: i.block_scale and i.kind is not None and i.kind not in BLOCK_SCALED,
+            ".block_scale is only for .kind::mxf8f6f4, mxf4, mxf4nvf4 (9.7.16.10.9.1 syntax 2, 4)",
+            lambda i, n, s: f".block_scale is not valid with {_kq(i.kind)} ({s})"),
+    MmaRule("scale_vec_needs_block_scale",
+            lambda i: i.scale_vec is not None and not i.block_scale and i.kind is not None,
+            ".scale_vectorsize needs .block_scale (9.7.16.10.9.1 syntax 2, 4)",
+            lambda i, n, s: f"{_sv(i.scale_vec)} requires .block_scale ({s})"),
+    MmaRule("scale_vec_known", lambda i: i.scale_vec is not None and i.scale_vec not in SCALE_VECS,
+            f".scale_vectorsize is one of {', '.join(SCALE_VECS)} (9.7.16.10.9.1)"),
+    MmaRule("table54", lambda i: i.block_scale and i.scale_vec in SCALE_VECS
+            and i.kind in SCALE_VEC_KINDS and i.scale_vec not in SCALE_VEC_KINDS[i.kind],
+            "this .scale_vectorsize is not valid for the kind (Table 54 / Table 55)",
+            lambda i, n, s: f"{_kq(i.kind)} cannot be combined with {_sv(i.scale_vec)} "
+                            "(Table 54)"),
+    MmaRule("mxf4nvf4_explicit",
+            lambda i: i.block_scale and i.kind == "mxf4nvf4" and i.scale_vec is None,
+            "for .kind::mxf4nvf4 the .scale_vectorsize must be explicitly specified "
+            "(9.7.16.10.9.1)",
+            lambda i, n, s: f".kind::mxf4nvf4 requires an explicit .scale_vectorsize ({s})"),
+    MmaRule("ashift_block_scale", lambda i: i.ashift and i.block_scale and i.kind is not None,
+            "the .block_scale forms have no .ashift (9.7.16.10.9.1 syntax 4)",
+            lambda i, n, s: f".ashift is not valid with .block_scale ({s})"),
+    MmaRule("ashift_collector",
+            lambda i: i.ashift and i.kind is not None and _coll(i)[1] in ("fill", "use"),
+            "it is illegal to specify .collector::a::use or ::fill along with .ashift "
+            "(9.7.16.10.9.1)",
+            lambda i, n, s: f".collector::{i.collector} cannot be combined with .ashift ({s})"),
+    MmaRule("scale_input_d_kind",
+            lambda i: i.scale_input_d is not None and i.kind not in ("f16", "tf32"),
+            "scale-input-d is only valid for .kind::tf32 and .kind::f16 (9.7.16.10.9.1)",
+            lambda i, n, s: f"scale-input-d is only valid with .kind::f16 and .kind::tf32, not "
+                            f"{_kq(i.kind)} ({s})", "operands"),
+    MmaRule("scale_input_d_ws", lambda i: i.scale_input_d is not None and i.ws,
+            ".ws has no scale-input-d operand (9.7.16.10.9.3 syntax)"),
+    MmaRule("scale_input_d_range", lambda i: isinstance(i.scale_input_d, int)
+            and i.scale_input_d not in SCALE_INPUT_D_RANGE,
+            f"scale-input-d must be in [{SCALE_INPUT_D_RANGE.start}, "
+            f"{SCALE_INPUT_D_RANGE.stop - 1}] (9.7.16.10.9.1)"),
+    MmaRule("disable_output_lane_ws", lambda i: i.has_disable_output_lane and i.ws,
+            ".ws has no disable-output-lane operand (9.7.16.10.9.3 syntax)"),
+    MmaRule("disable_output_lane_block_scale",
+            lambda i: i.has_disable_output_lane and i.block_scale,
+            "the .block_scale forms have no disable-output-lane operand (9.7.16.10.9.1 syntax 2, "
+            "4)"),
+    MmaRule("zero_column_mask_ws", lambda i: i.has_zero_column_mask and not i.ws,
+            "zero-column-mask-desc is an operand of .ws only (9.7.16.10.9.3)"),
+    MmaRule("ashift_ws", lambda i: i.ashift and i.ws, ".ws has no .ashift (9.7.16.10.9.3 syntax)"),
+    MmaRule("ashift_a_tmem", lambda i: i.ashift and not i.a_tmem,
+            ".ashift needs A in Tensor Memory ([a-tmem]) (9.7.16.10.9.1 syntax 3, 6)",
+            lambda i, n, s: f".ashift requires matrix A in Tensor Memory ([a-tmem]) ({s})",
+            "operands"),
+    MmaRule("collector_op", lambda i: i.collector is not None and _coll(i)[1] not in COLLECTOR_OPS,
+            f".collector op must be one of {', '.join(COLLECTOR_OPS)}"),
+    MmaRule("collector_a", lambda i: i.collector is not None and not i.ws
+            and _coll(i)[0] not in COLLECTOR_BUFFERS[False],
+            "without .ws the collector buffer is ::a (9.7.16.10.9.1)"),
+    MmaRule("collector_b", lambda i: i.collector is not None and i.ws
+            and _coll(i)[0] not in COLLECTOR_BUFFERS[True],
+            "with .ws the collector buffer is ::b0, ::b1, ::b2 or ::b3 (9.7.16.10.9.3)"),
+])
+RULE = {r.name: r for r in RULES}
+# the old name: (illegal(instruction, target), why) for the rules of the instruction alone
+QUALIFIER_RULES = tuple((lambda i, t, r=r: r.illegal(i), r.why) for r in RULES)
+
+
+@dataclass(frozen=True)
+class Note:
+    """One PTX ISA note (`since`) or Target ISA note (`req`) of 9.7.16.10.9.x: it `applies(i)`
+    to an instruction; `what(i)` names the feature in diagnostics; `why`: the isa's wording of
+    a target note it checks without a PTX version (None: only with one, see issues)."""
+    applies: object
+    what: object
+    section: str = "9.7.16.10.9.1"
+    since: tuple = (8, 6)
+    req: object = None
+    why: str | None = None
+    stage: str = "qualifiers"
+
+
+# PTX ISA notes; ptxas 13.0 agrees, including that an omitted .scale_vectorsize is .block32
+# (PTX ISA 8.8): "Feature '.block32' requires PTX ISA .version 8.8 or later".
+PTX_VERSION_NOTES = (
+    Note(lambda i: True, mma_name, since=(8, 6)),
+    Note(lambda i: i.kind == "mxf4nvf4", lambda i: ".kind::mxf4nvf4", since=(8, 7)),
+    Note(lambda i: i.scale_vec in ("block16", "block32"), lambda i: _sv(i.scale_vec),
+         since=(8, 8)),
+    Note(lambda i: i.block_scale and i.scale_vec is None
+         and SCALE_VEC_DEFAULT.get(i.kind) == "block32",
+         lambda i: ".block32 (the default .scale_vectorsize)", since=(8, 8)),
+)
+
+_SP_MXF4 = ("mxf4", "mxf4nvf4")
+# Target ISA notes (ptxsim.isa.targets has the Req of each): the instruction's own (exactly one
+# applies), then the .scale_vectorsize's, then scale-input-d's (checked among the operands).
+TARGET_NOTES = (
+    Note(lambda i: i.kind == "i8", lambda i: f"{mma_name(i)} with .kind::i8",
+         req=_targets.TCGEN05_I8),
+    Note(lambda i: i.kind != "i8" and i.sparse and i.kind in _SP_MXF4,
+         lambda i: f"{mma_name(i)} with .kind::{i.kind}", "9.7.16.10.9.2",
+         req=_targets.ARCH_SPECIFIC_10X_11X),
+    Note(lambda i: i.kind != "i8" and not (i.sparse and i.kind in _SP_MXF4), mma_name,
+         req=_targets.TCGEN05),
+    # ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a": ptxas 13.0 accepts them
+    # on every architecture-specific tcgen05 target and refuses the family targets.
+    Note(lambda i: i.scale_vec in ("1X", "2X", "4X"), lambda i: _sv(i.scale_vec),
+         req=_targets.ARCH_SPECIFIC_10X_11X,
+         why=f".scale_vec::NX requires an arch-specific target "
+             f"({', '.join(sorted(TARGET_FEATURES['scale_vec::NX']))}); use .block16 / .block32 "
+             "on family targets (9.7.16.10.9.1 Target ISA notes)"),
+    # ".block16/.block32 requires sm_100f or sm_110f"
+    Note(lambda i: i.scale_vec is not None and i.scale_vec not in ("1X", "2X", "4X"),
+         lambda i: _sv(i.scale_vec), req=_targets.BLOCK_N,
+         why=".block16 / .block32 need a target of the sm_100f or sm_110f family (9.7.16.10.9.1 "
+             "Target ISA notes)"),
+    # "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same
+    # family from PTX ISA version 8.8" (ptxas 13.0 rejects it on sm_110a/f)
+    Note(lambda i: i.scale_input_d is not None, lambda i: "scale-input-d",
+         req=_targets.SCALE_INPUT_D, stage="operands",
+         why=f"scale-input-d needs one of {', '.join(sorted(TARGET_FEATURES['scale_input_d']))} "
+             "(9.7.16.10.9.1 Target ISA notes)"),
 )
 
 
@@ -1091,7 +1242,7 @@ def parse_operands(inst, read) -> tuple:
     return _from_opcode(mnemonic, tuple(sorted(flags.items()))), kw
 
 
-def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
+def execute_parsed(state, inst, read, target: str = "sm_100a", ptx_version=None) -> MmaResult:
     """Run a parsed tcgen05.mma instruction (a `ptxsim.ptx.Instruction`, or anything with
     `.mnemonic` and `.operands` of the front end's operand classes) issued by one thread.
 
@@ -1100,12 +1251,13 @@ def execute_parsed(state, inst, read, target: str = "sm_100a") -> MmaResult:
     [d-tmem], a-desc | [a-tmem], b-desc, {[sp-meta-tmem]}, idesc, then either
     [scale-A-tmem], [scale-B-tmem], enable-input-d (.block_scale) or
     {disable-output-lane}, enable-input-d, {scale-input-d | zero-column-mask-desc}.
+    ptx_version: the module's .version (None: the PTX ISA notes are not checked).
     """
     mma, kw = parse_operands(inst, read)
-    return tcgen05_mma(state, mma, target=target, **kw)
+    return tcgen05_mma(state, mma, target=target, ptx_version=ptx_version, **kw)
 
 
-def execute_parsed_batch(items, target: str = "sm_100a") -> list:
+def execute_parsed_batch(items, target: str = "sm_100a", ptx_version=None) -> list:
     """`execute_parsed` for several instructions of independent CTAs (`tcgen05_mma_batch`):
     items [(state, inst, read)] -> one finish() per item, each returning its MmaResult."""
     calls = []
@@ -1113,14 +1265,14 @@ def execute_parsed_batch(items, target: str = "sm_100a") -> list:
         try:
             mma, kw = parse_operands(inst, read)
         except Exception:      # noqa: BLE001 -- replayed one by one, where it raises again
-            return [lambda st=st, i=i, r=r: execute_parsed(st, i, r, target)
+            return [lambda st=st, i=i, r=r: execute_parsed(st, i, r, target, ptx_version)
                     for st, i, r in items]
-        calls.append((state, mma, dict(kw, target=target)))
+        calls.append((state, mma, dict(kw, target=target, ptx_version=ptx_version)))
     return tcgen05_mma_batch(calls)
 
 
 
-def handle_instruction(inst, regs, target, state=None) -> dict:
+def handle_instruction(inst, regs, target, state=None, ptx_version=None) -> dict:
     """`ptxsim.execute` / executor handler (registry, guard="handler", state=True): every thread
     whose guard is true issues one MMA (single-thread semantics, 9.7.16.5 Table 46), in thread
     order, reading its own registers. `state` is the CtaState (or CtaPairState for
@@ -1137,7 +1289,8 @@ def handle_instruction(inst, regs, target, state=None) -> dict:
     else:
         threads = np.arange(32 * int(regs.warps))
     for t in threads:          # one whole MMA per issuing thread (usually exactly one)
-        execute_parsed(state, inst, lambda name, t=t: int(np.asarray(regs.read(name))[t]), target)
+        execute_parsed(state, inst, lambda name, t=t: int(np.asarray(regs.read(name))[t]), target,
+                       ptx_version)
     return {}
 
 
@@ -1152,4 +1305,5 @@ _register()
 __all__ = ["Tcgen05Mma", "tcgen05_mma", "check_instruction", "execute_parsed",
            "handle_instruction", "MmaResult", "QUALIFIER_RULES", "a_tmem_words",
            "a_from_tmem_words", "container_bits", "negate_bits", "scale_factor_cells",
-           "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES", "PTX_VERSION_NOTES"]
+           "write_scale_factors", "SCALE_VEC_COUNT", "TARGET_FEATURES", "PTX_VERSION_NOTES",
+           "RULES", "TARGET_NOTES", "SLOTS", "view_of"]

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxsim.errors import (CtaGroupMismatch, TmemAccessError, TmemAllocBlocked, TmemAllocError,
-                           TmemLeakError, UndefinedBehavior)
+from ptxsim.errors import (CtaGroupMismatch, PtxValidationError, TmemAccessError,
+                           TmemAllocBlocked, TmemAllocError, TmemLeakError, UndefinedBehavior)
+from ptxsim.isa.legality import Form, Imm, Operand, Slot, check_form, check_notes
+from ptxsim.isa.targets import TCGEN05
 
 N_LANES = 128          # 9.7.16.1
 N_COLUMNS = 512        # 9.7.16.1 (sm_100a / sm_100f)
@@ -39,6 +41,82 @@ ALLOC_MAX_COLUMNS = 512  # 9.7.16.7.1: "nCols must be within the range [32, 512]
 
 LANE_SHIFT = 16        # 9.7.16.1.1: lane index in bits [31:16]
 COLUMN_MASK = 0xFFFF   # 9.7.16.1.1: column index in bits [15:0]
+
+
+# ----------------------------------------------------------------------- legality, as data
+# The one table of the Tensor Memory instructions without data movement (alloc / dealloc /
+# relinquish_alloc_permit 9.7.16.7.1, fence 9.7.16.11.1, commit 9.7.16.12.1); tcgen05.ld/st/
+# ld.red/wait are in tmem_ldst.FORMS, tcgen05.cp/shift in tmem_cp.FORMS. The isa functions below
+# and the front-end validator (ptx/legality/tcgen05.py) read the same rows (ptxsim.isa.legality).
+# Every tcgen05 instruction: PTX ISA 8.6; Target ISA notes TCGEN05 (ptxsim.isa.targets).
+TCGEN05_SINCE = (8, 6)
+CTA_GROUP = Slot.of(".cta_group", ".cta_group::1 .cta_group::2", True)
+SYNC = Slot.of(".sync", ".sync", True)
+ALIGNED = Slot.of(".aligned", ".aligned", True)
+B32 = Slot.of("type", ".b32", True)
+# 9.7.16.7.1: "The operand nCols must be within the range [32, 512] ... must be power of 2."
+NCOLS = Imm(ALLOC_MIN_COLUMNS, ALLOC_MAX_COLUMNS, pow2=True, what="nCols")
+# 9.7.16.12.1: ctaMask, a 16-bit register, exactly with .multicast::cluster
+COMMIT_MULTICAST = Slot.of(".multicast", ".multicast::cluster")
+
+
+def _tcgen05(name: str, slots, operands, section: str) -> Form:
+    return Form(name, name, tuple(slots), tuple(operands), TCGEN05_SINCE, TCGEN05, section)
+
+
+FORMS: dict[str, Form] = {f.name: f for f in [
+    # tcgen05.alloc.cta_group.sync.aligned{.shared::cta}.b32 [dst], nCols;
+    _tcgen05("tcgen05.alloc", (CTA_GROUP, SYNC, ALIGNED, Slot.of(".shared::cta", ".shared::cta"), B32),
+             (Operand("dst", "addr"), Operand("nCols", "r32|imm", NCOLS)), "9.7.16.7.1"),
+    # tcgen05.dealloc.cta_group.sync.aligned.b32 taddr, nCols;
+    _tcgen05("tcgen05.dealloc", (CTA_GROUP, SYNC, ALIGNED, B32),
+             (Operand("taddr", "r32"), Operand("nCols", "r32|imm", NCOLS)), "9.7.16.7.1"),
+    # tcgen05.relinquish_alloc_permit.cta_group.sync.aligned;
+    _tcgen05("tcgen05.relinquish_alloc_permit", (CTA_GROUP, SYNC, ALIGNED), (), "9.7.16.7.1"),
+    # tcgen05.fence::before_thread_sync / ::after_thread_sync;
+    _tcgen05("tcgen05.fence",
+             (Slot.of("::kind", "::before_thread_sync ::after_thread_sync", True),), (),
+             "9.7.16.11.1"),
+    # tcgen05.commit.cta_group.completion_mechanism{.shared::cluster}{.multicast}.b64 [mbar]
+    #   {, ctaMask};  .completion_mechanism = { .mbarrier::arrive::one }
+    _tcgen05("tcgen05.commit",
+             (CTA_GROUP, Slot.of(".completion_mechanism", ".mbarrier::arrive::one", True),
+              Slot.of(".shared::cluster", ".shared::cluster"), COMMIT_MULTICAST,
+              Slot.of("type", ".b64", True)),
+             (Operand("mbar", "addr"), Operand("ctaMask", "r16", optional=True)), "9.7.16.12.1"),
+]}
+# the cross-field rule of tcgen05.commit: ctaMask is given exactly with .multicast::cluster
+COMMIT_COUNT_RULE = "ctaMask is given exactly with .multicast::cluster"
+
+
+def commit_operand_count(multicast: bool) -> int:
+    """Operands of tcgen05.commit: [mbar], plus ctaMask with .multicast::cluster (9.7.16.12.1)."""
+    return 2 if multicast else 1
+
+
+def check(opcode: str, qualifiers=(), operands=(), target: str | None = None,
+          ptx_version=None) -> Form:
+    """Raise PtxValidationError unless `opcode qualifiers operands` is legal per FORMS (and, when
+    given, on `target` with PTX ISA `ptx_version`). Operands: int for an immediate, str for a
+    register name ("[%r1]" for an address). Returns the form."""
+    if opcode not in FORMS:
+        raise PtxValidationError(f"'{opcode}' is not one of {', '.join(FORMS)} (9.7.16.7, "
+                                 "9.7.16.11-12)")
+    f = FORMS[opcode]
+    got = check_form(f, tuple(qualifiers), tuple(operands), target, ptx_version)
+    if opcode == "tcgen05.commit":
+        n = commit_operand_count(got[".multicast"] is not None)
+        if len(operands) != n:
+            raise PtxValidationError(f"'{opcode}{''.join(qualifiers)}' (9.7.16.12.1): takes {n} "
+                                     f"operand{'s' if n > 1 else ''} ({COMMIT_COUNT_RULE}), got "
+                                     f"{len(operands)}")
+    return f
+
+
+def check_target(opcode: str, target: str | None = None, ptx_version=None) -> None:
+    """The PTX ISA / Target ISA notes of `opcode` (a key of FORMS) at `target` and
+    `ptx_version` (None: not checked); PtxValidationError when not available."""
+    check_notes(FORMS[opcode], target, ptx_version)
 
 
 def tmem_address(lane, column):
@@ -76,7 +154,7 @@ def _check_ncols(ncols, what: str) -> int:
                                     "this undefined")
         arr = arr.flat[0]
     n = int(arr)
-    if not (ALLOC_MIN_COLUMNS <= n <= ALLOC_MAX_COLUMNS) or n & (n - 1):
+    if not NCOLS.ok(n):
         raise TmemAllocError(f"{what}: nCols = {n} must be a power of two in "
                              f"[{ALLOC_MIN_COLUMNS}, {ALLOC_MAX_COLUMNS}] (9.7.16.7.1)")
     return n
@@ -147,22 +225,25 @@ class TensorMemory:
         self.last_alloc_ncols = n
         return tmem_address(0, start)
 
-    def try_alloc(self, ncols, cta_group: int = 1) -> int | None:
-        """tcgen05.alloc.cta_group::1: the address, or None while the instruction would block."""
+    def try_alloc(self, ncols, cta_group: int = 1, target: str | None = None,
+                  ptx_version=None) -> int | None:
+        """tcgen05.alloc.cta_group::1: the address, or None while the instruction would block.
+        With `target` / `ptx_version`, first the notes of FORMS (PtxValidationError)."""
         what = "tcgen05.alloc"
+        check_target(what, target, ptx_version)
         self._use_cta_group(cta_group, what)
         n = self._check_can_alloc(ncols, what)
         start = self._free_start(n)
         return None if start is None else self._commit_alloc(start, n)
 
     def alloc(self, ncols, smem: np.ndarray | None = None, dst: int | None = None,
-              cta_group: int = 1) -> int:
+              cta_group: int = 1, target: str | None = None, ptx_version=None) -> int:
         """tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], nCols.
 
         Returns the allocated address; with `smem` (a uint8 shared-memory array) and `dst`
         also stores it there as a little-endian .b32, like the instruction.
         """
-        taddr = self.try_alloc(ncols, cta_group)
+        taddr = self.try_alloc(ncols, cta_group, target, ptx_version)
         if taddr is None:
             raise TmemAllocBlocked(
                 f"tcgen05.alloc: no {_check_ncols(ncols, 'tcgen05.alloc')} contiguous free "
@@ -172,9 +253,11 @@ class TensorMemory:
             write_address(smem, dst, taddr)
         return taddr
 
-    def dealloc(self, taddr, ncols, cta_group: int = 1) -> None:
+    def dealloc(self, taddr, ncols, cta_group: int = 1, target: str | None = None,
+                ptx_version=None) -> None:
         """tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, nCols."""
         what = "tcgen05.dealloc"
+        check_target(what, target, ptx_version)
         self._use_cta_group(cta_group, what)
         n = _check_ncols(ncols, what)
         t = np.asarray(taddr)
@@ -203,8 +286,10 @@ class TensorMemory:
                              f"(live: {self.describe()}); taddr must point to a previous "
                              "allocation (9.7.16.7.1)")
 
-    def relinquish_alloc_permit(self, cta_group: int = 1) -> None:
+    def relinquish_alloc_permit(self, cta_group: int = 1, target: str | None = None,
+                                ptx_version=None) -> None:
         """tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned."""
+        check_target("tcgen05.relinquish_alloc_permit", target, ptx_version)
         self._use_cta_group(cta_group, "tcgen05.relinquish_alloc_permit")
         self.permit_relinquished = True
 
@@ -286,8 +371,10 @@ class CtaPair:
             raise UndefinedBehavior(f"{what}.cta_group::2: a CTA of the pair has exited; the "
                                     "peer CTA must be active (9.7.16.5, Table 46)")
 
-    def alloc(self, ncols, smem: tuple | None = None, dst: int | None = None) -> int:
+    def alloc(self, ncols, smem: tuple | None = None, dst: int | None = None,
+              target: str | None = None, ptx_version=None) -> int:
         what = "tcgen05.alloc"
+        check_target(what, target, ptx_version)
         self._check_peer(what)
         for t in self.ctas:
             t._use_cta_group(2, what)
@@ -305,8 +392,9 @@ class CtaPair:
                 write_address(smem[i], dst, taddr)
         return taddr
 
-    def dealloc(self, taddr, ncols) -> None:
+    def dealloc(self, taddr, ncols, target: str | None = None, ptx_version=None) -> None:
         what = "tcgen05.dealloc"
+        check_target(what, target, ptx_version)
         self._check_peer(what)
         n = _check_ncols(ncols, what)
         lane, column = split_address(int(np.asarray(taddr).flat[0]))
@@ -317,7 +405,8 @@ class CtaPair:
             del t.allocations[column]
             t.freed[column] = n
 
-    def relinquish_alloc_permit(self) -> None:
+    def relinquish_alloc_permit(self, target: str | None = None, ptx_version=None) -> None:
+        check_target("tcgen05.relinquish_alloc_permit", target, ptx_version)
         self._check_peer("tcgen05.relinquish_alloc_permit")
         for t in self.ctas:
             t.relinquish_alloc_permit(cta_group=2)

@@ -33,16 +33,82 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import LayoutError, OperandError, TmemAccessError, UndefinedBehavior
-from ptxsim.isa.tmem import (N_COLUMNS, N_LANES, CtaPair, TensorMemory, cells_of,
-                             split_address)
+from ptxsim.errors import (LayoutError, OperandError, PtxValidationError, TmemAccessError,  # noqa: F401
+                           UndefinedBehavior)
+from ptxsim.isa.legality import Form, Operand, Slot, check_form, check_notes
+from ptxsim.isa.targets import ARCH_SPECIFIC_10X_11X, TCGEN05
+from ptxsim.isa.tmem import (CTA_GROUP, N_COLUMNS, N_LANES, TCGEN05_SINCE, CtaPair,
+                             TensorMemory, cells_of, split_address)
 
-# 9.7.16.9.2 syntax: .shape -> (rows, bits per row); which .multicast each shape needs.
+# ----------------------------------------------------------------------- legality, as data
+# The one table of tcgen05.cp (9.7.16.9.2) and tcgen05.shift (9.7.16.9.3): read by the functions
+# below and by the front-end validator (ptx/legality/tcgen05.py); vocabulary ptxsim.isa.legality.
+# 9.7.16.9.2 syntax: .shape -> (rows, bits per row); which .multicast each shape takes ("Some of
+# the .shape qualifiers require certain .multicast qualifiers", the ** / *** marks; None: none).
 CP_SHAPES = {"128x256b": (128, 256), "4x256b": (4, 256), "128x128b": (128, 128),
              "64x128b": (64, 128), "32x128b": (32, 128)}
 CP_MULTICAST = {"128x256b": (None,), "4x256b": (None,), "128x128b": (None,),
                 "64x128b": ("warpx2::02_13", "warpx2::01_23"), "32x128b": ("warpx4",)}
-DECOMPRESS = ("b8x16.b6x16_p32", "b8x16.b4x16_p64")   # .dst_fmt.src_fmt
+DECOMPRESS = ("b8x16.b6x16_p32", "b8x16.b4x16_p64")   # .dst_fmt.src_fmt, written in this order
+# tcgen05.shift Target ISA notes: the architecture-specific targets only (sm_100a, sm_101a =
+# sm_110a, sm_103a); the other tcgen05 instructions have TCGEN05.
+SHIFT_TARGETS = ARCH_SPECIFIC_10X_11X
+
+
+def _dotted(values) -> tuple:
+    return tuple(dict.fromkeys("." + v for v in values if v))
+
+
+FORMS: dict[str, Form] = {f.name: f for f in [
+    # tcgen05.cp.cta_group.shape{.multicast}{.dst_fmt.src_fmt} [taddr], s-desc;
+    Form("tcgen05.cp", "tcgen05.cp",
+         (CTA_GROUP, Slot.of(".shape", _dotted(CP_SHAPES), True),
+          Slot.of(".multicast", _dotted(m for ms in CP_MULTICAST.values() for m in ms)),
+          Slot.of(".dst_fmt", _dotted(d.split(".")[0] for d in DECOMPRESS)),
+          Slot.of(".src_fmt", _dotted(d.split(".")[1] for d in DECOMPRESS))),
+         (Operand("taddr", "addr"), Operand("s-desc", "r64")), TCGEN05_SINCE, TCGEN05,
+         "9.7.16.9.2"),
+    # tcgen05.shift.cta_group.down [taddr];
+    Form("tcgen05.shift", "tcgen05.shift", (CTA_GROUP, Slot.of(".down", ".down", True)),
+         (Operand("taddr", "addr"),), TCGEN05_SINCE, SHIFT_TARGETS, "9.7.16.9.3"),
+]}
+
+
+def multicast_problem(shape: str, multicast: str | None) -> str | None:
+    """The shape x multicast rule (dots left out): "requires" when the shape needs a multicast
+    it was not given, "not allowed" for a multicast the shape does not take, else None."""
+    allowed = CP_MULTICAST[shape]
+    if multicast in allowed:
+        return None
+    return "requires" if None not in allowed else "not allowed"
+
+
+def check(opcode: str, qualifiers=(), operands=(), target: str | None = None,
+          ptx_version=None) -> Form:
+    """Raise PtxValidationError unless the instruction is legal per FORMS and the cp rules
+    (shape x multicast, .dst_fmt.src_fmt together and in that order), and, when given, on
+    `target` with `ptx_version`. Operands as isa.legality.check_form takes them."""
+    if opcode not in FORMS:
+        raise PtxValidationError(f"'{opcode}' is not tcgen05.cp or tcgen05.shift (9.7.16.9)")
+    f = FORMS[opcode]
+    got = check_form(f, tuple(qualifiers), tuple(operands), None, None)
+    where = f"'{opcode}{''.join(qualifiers)}' ({f.source})"
+    if opcode == "tcgen05.cp":
+        dst, src = got[".dst_fmt"], got[".src_fmt"]
+        if bool(dst) != bool(src):
+            raise PtxValidationError(f"{where}: decompression needs both .dst_fmt and .src_fmt")
+        q = list(qualifiers)
+        if dst and (q.index(dst) + 1 >= len(q) or q[q.index(dst) + 1] != src):
+            raise PtxValidationError(f"{where}: decompression is written .dst_fmt.src_fmt "
+                                     f"({dst}{src})")
+        try:
+            check_cp(got[".shape"][1:], got[".multicast"] and got[".multicast"][1:],
+                     dst and (dst + src)[1:])
+        except OperandError as e:
+            raise PtxValidationError(f"{where}: {e}") from None
+    check_notes(f, target, ptx_version, where)
+    return f
+
 
 # Bit position of a decompressed element inside its byte (see module docstring).
 E2M1_CONTAINER_SHIFT = 2     # e2m1 in bits [5:2]
@@ -69,7 +135,7 @@ def check_cp(shape: str, multicast: str | None, decompress: str | None) -> None:
     if shape not in CP_SHAPES:
         raise OperandError(f"tcgen05.cp: shape '.{shape}' is not one of "
                            f"{', '.join('.' + s for s in CP_SHAPES)} (9.7.16.9.2)")
-    if multicast not in CP_MULTICAST[shape]:
+    if multicast_problem(shape, multicast):
         need = " or ".join("." + m if m else "no multicast" for m in CP_MULTICAST[shape])
         raise OperandError(f"{what}: multicast '{multicast}' not allowed; .{shape} takes {need} "
                            "(9.7.16.9.2)")
@@ -146,13 +212,16 @@ def _targets_of(tmem, cta_group: int, what: str) -> list:
 
 
 def tcgen05_cp(tmem, shape: str, taddr: int, rows, multicast: str | None = None,
-               decompress_fmt: str | None = None, cta_group: int = 1) -> None:
+               decompress_fmt: str | None = None, cta_group: int = 1,
+               target: str | None = None, ptx_version=None) -> None:
     """tcgen05.cp.cta_group::<g>.<shape>{.<multicast>}{.b8x16.<src_fmt>} [taddr], s-desc.
 
     rows: uint8 (R, B) with R, B from the shape (B = 32 for 256b, 16 for 128b), or
     (2, R, B) for .cta_group::2 (one set of rows per CTA of the pair).
+    With `target` / `ptx_version`: first the notes of FORMS["tcgen05.cp"] (PtxValidationError).
     """
     what = "tcgen05.cp"
+    check_notes(FORMS[what], target, ptx_version)
     check_cp(shape, multicast, decompress_fmt)
     nrows, bits = CP_SHAPES[shape]
     targets = _targets(tmem, cta_group, what)
@@ -194,15 +263,17 @@ SHIFT_ROWS = 32          # one warp's quarter; 9.7.16.2.3: .31x256b (implicit) r
 SHIFT_COLUMNS = 256 // 32
 
 
-def tcgen05_shift_down(tmem, taddr: int, cta_group: int = 1) -> None:
+def tcgen05_shift_down(tmem, taddr: int, cta_group: int = 1, target: str | None = None,
+                       ptx_version=None) -> None:
     """tcgen05.shift.cta_group::<g>.down [taddr].
 
     The 32-byte (8-column) element of each of the rows lane..lane+30 moves one row down
     (lane+1..lane+31); the last row's old value is overwritten and the first row keeps its
     value (the spec shifts "all the rows, except the last"). The lane of taddr must be a
-    multiple of 32.
+    multiple of 32. With `target` / `ptx_version`: first the notes of FORMS["tcgen05.shift"].
     """
     what = "tcgen05.shift.down"
+    check_notes(FORMS["tcgen05.shift"], target, ptx_version)
     lane0, col0 = split_address(int(taddr))
     if lane0 % 32:
         raise TmemAccessError(f"{what}: taddr lane {lane0} is not aligned to 32 (9.7.16.9.3)",

@@ -25,28 +25,126 @@ tables built once per (shape, num, pack).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
-from ptxsim.errors import OperandError, TmemAccessError, UndefinedBehavior
-from ptxsim.isa.tmem import (LANES_PER_WARP, N_COLUMNS, TensorMemory, cells_of,
-                             split_address)
+from ptxsim.errors import OperandError, PtxValidationError, TmemAccessError, UndefinedBehavior
+from ptxsim.isa.legality import Form, Operand, Slot, check_form, check_notes, match_slots
+from ptxsim.isa.targets import TCGEN05, Arch, Family, Req
+from ptxsim.isa.tmem import (ALIGNED, B32, LANES_PER_WARP, N_COLUMNS, SYNC, TCGEN05_SINCE,
+                             TensorMemory, cells_of, split_address)
 
 WARP = 32
 
-# 9.7.16.8.3 Table 47 (= Table 48 for st): registers at .x1 and the largest legal .num.
-SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
+# ----------------------------------------------------------------------- legality, as data
+# The one table of tcgen05.ld / st / ld.red / wait (9.7.16.8.3-5): read by the functions below
+# and by the front-end validator (ptx/legality/tcgen05.py), vocabulary ptxsim.isa.legality.
+# 9.7.16.8.3 Table 47 (= Table 48 for st): registers of each .shape at .x1; .num repeats them,
+# and a (.shape, .num) that would need more than MAX_REGISTERS registers is "NA".
+REGS_AT_X1 = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
+MAX_REGISTERS = 128
+SHAPES = tuple(REGS_AT_X1)
 NUMS = (1, 2, 4, 8, 16, 32, 64, 128)
-REGS_AT_X1 = {"32x32b": 1, "16x64b": 1, "16x32bx2": 1, "16x128b": 2, "16x256b": 4}
-MAX_NUM = {"32x32b": 128, "16x64b": 128, "16x32bx2": 128, "16x128b": 64, "16x256b": 32}
+MAX_NUM = {s: max(n for n in NUMS if n * r <= MAX_REGISTERS) for s, r in REGS_AT_X1.items()}
 LANES_OF_SHAPE = {"32x32b": 32, "16x64b": 16, "16x128b": 16, "16x256b": 16, "16x32bx2": 16}
+# "[taddr]{, immHalfSplitoff}": the immediate is given exactly with .16x32bx2 (9.7.16.8.3)
+SPLIT_SHAPE = "16x32bx2"
 
-# 9.7.16.8.3: tcgen05.ld.red shapes, operators and types; .num at least .x2.
+# 9.7.16.8.3: tcgen05.ld.red shapes, operators and types; .num at least .x2; .abs and .NaN
+# only with .f32. PTX ISA 8.8; Target ISA notes LD_RED_TARGETS (sm_110f from PTX ISA 9.0).
 RED_SHAPES = ("32x32b", "16x32bx2")
 RED_OPS = ("min", "max")
 RED_TYPES = ("f32", "u32", "s32")
+RED_MIN_NUM = 2
+RED_FLOAT_ONLY = ("abs", "NaN")
+LD_RED_TARGETS = Req(Arch("sm_101a"), Family("sm_101f"), Family("sm_103f"),
+                     Family("sm_110f", (9, 0)))
+
+
+def _dotted(values) -> tuple:
+    return tuple("." + v for v in values)
+
+
+SHAPE_SLOT = Slot.of(".shape", _dotted(SHAPES), True)
+NUM_SLOT = Slot.of(".num", tuple(f".x{n}" for n in NUMS), True)
+_R, _TADDR = Operand("r", "vec"), Operand("taddr", "addr")
+_SPLIT = Operand("immHalfSplitoff", "imm", optional=True)
+
+FORMS: dict[str, Form] = {f.name: f for f in [
+    # tcgen05.ld.sync.aligned.shape.num{.pack::16b}.b32 r, [taddr]{, immHalfSplitoff};
+    Form("tcgen05.ld", "tcgen05.ld",
+         (SYNC, ALIGNED, SHAPE_SLOT, NUM_SLOT, Slot.of(".pack", ".pack::16b"), B32),
+         (_R, _TADDR, _SPLIT), TCGEN05_SINCE, TCGEN05, "9.7.16.8.3"),
+    # tcgen05.ld.red.sync.aligned.shape.num.redOp{.abs}{.NaN}.type r, redval, [taddr]{, imm};
+    Form("tcgen05.ld.red", "tcgen05.ld",
+         (Slot.of(".red", ".red", True), SYNC, ALIGNED, Slot.of(".shape", _dotted(RED_SHAPES), True),
+          NUM_SLOT, Slot.of(".redOp", _dotted(RED_OPS), True), Slot.of(".abs", ".abs"),
+          Slot.of(".NaN", ".NaN"), Slot.of(".type", _dotted(RED_TYPES), True)),
+         (_R, Operand("redval", "r32"), _TADDR, _SPLIT), (8, 8), LD_RED_TARGETS, "9.7.16.8.3"),
+    # tcgen05.st.sync.aligned.shape.num{.unpack::16b}.b32 [taddr]{, immHalfSplitoff}, r;
+    Form("tcgen05.st", "tcgen05.st",
+         (SYNC, ALIGNED, SHAPE_SLOT, NUM_SLOT, Slot.of(".unpack", ".unpack::16b"), B32),
+         (_TADDR, _SPLIT, _R), TCGEN05_SINCE, TCGEN05, "9.7.16.8.4"),
+    # tcgen05.wait_operation.sync.aligned;  .wait_operation = { .wait::ld, .wait::st }
+    Form("tcgen05.wait", "tcgen05.wait",
+         (Slot.of(".wait_operation", "::ld ::st", True), SYNC, ALIGNED), (), TCGEN05_SINCE,
+         TCGEN05, "9.7.16.8.5"),
+]}
+
+
+def form_of(opcode: str, qualifiers=()) -> Form:
+    """The row of FORMS an opcode and its qualifiers name (tcgen05.ld + .red -> tcgen05.ld.red)."""
+    name = opcode + (".red" if opcode == "tcgen05.ld" and ".red" in qualifiers else "")
+    if name not in FORMS:
+        raise PtxValidationError(f"'{opcode}' is not one of tcgen05.ld, tcgen05.st, "
+                                 "tcgen05.wait (9.7.16.8)")
+    return FORMS[name]
+
+
+def with_shape(form: Form, shape: str | None) -> Form:
+    """The row with its operand list fixed by the shape: immHalfSplitoff is required with
+    .16x32bx2 and absent otherwise (9.7.16.8.3-4)."""
+    if not any(o is _SPLIT for o in form.operands):
+        return form
+    split = shape in (SPLIT_SHAPE, "." + SPLIT_SHAPE)
+    ops = tuple(replace(o, optional=False) if o is _SPLIT else o for o in form.operands
+                if split or o is not _SPLIT)
+    return replace(form, operands=ops)
+
+
+def registers_of(shape: str, num: int) -> int | None:
+    """Table 47 / 48: the register-vector length of (shape, num); None where the table says NA
+    (more than MAX_REGISTERS). Shape and num without dots: ("16x128b", 64)."""
+    n = REGS_AT_X1[shape] * num
+    return n if n <= MAX_REGISTERS else None
+
+
+def check(opcode: str, qualifiers=(), operands=(), target: str | None = None,
+          ptx_version=None) -> Form:
+    """Raise PtxValidationError unless the instruction is legal per FORMS, the shape x num rule
+    of Tables 47/48 and the .red rules (and, when given, on `target` with `ptx_version`).
+    Operands as isa.legality.check_form takes them. Returns the row."""
+    f = form_of(opcode, qualifiers)
+    got, _ = match_slots(f.slots, qualifiers)
+    shape = got[".shape"][1:] if got.get(".shape") else None
+    num = int(got[".num"][2:]) if got.get(".num") else None
+    where = f"'{opcode}{''.join(qualifiers)}' ({f.source})"
+    check_form(with_shape(f, shape), tuple(qualifiers), tuple(operands), None, None)
+    if f.name == "tcgen05.ld.red":
+        try:
+            check_ld_red(shape, num, got[".redOp"][1:], got[".type"][1:], bool(got[".abs"]),
+                         bool(got[".NaN"]))
+        except OperandError as e:
+            raise PtxValidationError(f"{where}: {e}") from None
+    elif shape is not None and registers_of(shape, num) is None:        # not tcgen05.wait
+        raise PtxValidationError(f"{where}: .{shape} with .x{num} needs more than "
+                                 f"{MAX_REGISTERS} registers (Table 47/48)")
+    check_notes(f, target, ptx_version, where)
+    return f
+
+
 CANONICAL_NAN_F32 = np.uint32(0x7FFFFFFF)
 
 
@@ -70,7 +168,7 @@ def check_shape(shape: str) -> None:
 
 def check_shape_num(shape: str, num: int) -> None:
     check_shape(shape)
-    if num not in NUMS or num > MAX_NUM[shape]:
+    if num not in NUMS or registers_of(shape, num) is None:
         raise OperandError(f"tcgen05.ld/st: '.x{num}' is not legal with '.{shape}'; Table 47 "
                            f"allows {', '.join(f'.x{n}' for n in NUMS if n <= MAX_NUM[shape])}")
 
@@ -226,14 +324,17 @@ def _name(op: str, shape: str, num: int, pack: str | None) -> str:
 # --------------------------------------------------------------------------------------------
 
 def tcgen05_ld(tmem, shape: str, num: int, taddr, warp_ids=None, pack: bool = False,
-               split: int | None = None) -> np.ndarray:
+               split: int | None = None, target: str | None = None,
+               ptx_version=None) -> np.ndarray:
     """tcgen05.ld.sync.aligned.<shape>.x<num>{.pack::16b}.b32 r, [taddr]{, immHalfSplitoff}.
 
     tmem: TensorMemory (allocation-checked) or a uint32 (128, 512) array.
     taddr: scalar, per warp (W,) or per thread (32W,); warp_ids: the warps' ids in the CTA.
     Returns uint32 registers (32W, R), row = thread (warp-major), column = register index.
+    With `target` / `ptx_version`: first the notes of FORMS["tcgen05.ld"] (PtxValidationError).
     """
     what = _name("ld", shape, num, "pack::16b" if pack else None)
+    check_notes(FORMS["tcgen05.ld"], target, ptx_version)
     fmap = fragment_map(shape, num, pack)
     warps = _warps(warp_ids, _nwarps_from(taddr))
     lanes, cols = resolve(tmem, fmap, taddr, warps, split, what)
@@ -245,7 +346,7 @@ def tcgen05_ld(tmem, shape: str, num: int, taddr, warp_ids=None, pack: bool = Fa
 
 
 def tcgen05_st(tmem, shape: str, num: int, taddr, regs, warp_ids=None, unpack: bool = False,
-               split: int | None = None) -> None:
+               split: int | None = None, target: str | None = None, ptx_version=None) -> None:
     """tcgen05.st.sync.aligned.<shape>.x<num>{.unpack::16b}.b32 [taddr]{, imm}, r.
 
     regs: uint32 (32W, R). With .unpack::16b, bits [15:0] go to column 2c and [31:16] to 2c+1,
@@ -253,6 +354,7 @@ def tcgen05_st(tmem, shape: str, num: int, taddr, regs, warp_ids=None, unpack: b
     Figure 193 is missing; 9.7.16.10.4.1 puts a 16-bit element in the low half of its cell).
     """
     what = _name("st", shape, num, "unpack::16b" if unpack else None)
+    check_notes(FORMS["tcgen05.st"], target, ptx_version)
     fmap = fragment_map(shape, num, unpack)
     r = np.asarray(regs)
     if r.ndim != 2 or r.shape[1] != fmap.nregs or r.shape[0] % WARP or r.shape[0] == 0:
@@ -308,15 +410,16 @@ def check_ld_red(shape: str, num: int, op: str, dtype: str, abs: bool = False,
         raise OperandError(f"{what}: reduction '.{op}' is not .min or .max (9.7.16.8.3)")
     if dtype not in RED_TYPES:
         raise OperandError(f"{what}: type '.{dtype}' is not .f32, .u32 or .s32 (9.7.16.8.3)")
-    if dtype != "f32" and (abs or nan):
+    if dtype != "f32" and (abs or nan):                  # RED_FLOAT_ONLY
         raise OperandError(f"{what}: .abs and .NaN exist only for .f32 (9.7.16.8.3)")
     check_shape_num(shape, num)
-    if num < 2:
+    if num < RED_MIN_NUM:
         raise OperandError(f"{what}: with .red, .num must be at least .x2 (9.7.16.8.3)")
 
 
 def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_ids=None,
-                   abs: bool = False, nan: bool = False, split: int | None = None):
+                   abs: bool = False, nan: bool = False, split: int | None = None,
+                   target: str | None = None, ptx_version=None):
     """tcgen05.ld.red.sync.aligned.<shape>.x<num>.<op>{.abs}{.NaN}.<type> r, redval, [taddr].
 
     Returns (regs (32W, num) uint32, redval (32W,) uint32). The reduction runs over the columns
@@ -324,6 +427,7 @@ def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_
     below +0; NaN inputs are ignored unless .NaN is given, then any NaN gives the canonical NaN
     0x7FFFFFFF; all-NaN gives the canonical NaN. .abs reduces |x| (registers keep the raw bits).
     """
+    check_notes(FORMS["tcgen05.ld.red"], target, ptx_version)
     check_ld_red(shape, num, op, dtype, abs, nan)
     regs = tcgen05_ld(tmem, shape, num, taddr, warp_ids, split=split)
     r = regs.astype(np.int64)
@@ -345,15 +449,16 @@ def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_
     return regs, red.astype(np.uint32)
 
 
-WAIT_KINDS = ("ld", "st")
+WAIT_KINDS = tuple(v[2:] for v in FORMS["tcgen05.wait"].slots[0].values)   # ("ld", "st")
 
 
-def tcgen05_wait(kind: str) -> None:
+def tcgen05_wait(kind: str, target: str | None = None, ptx_version=None) -> None:
     """tcgen05.wait::ld / wait::st (9.7.16.8.5).
 
     In the single-instruction API every tcgen05.ld/st completes before it returns, so the wait
     has nothing left to order; the kernel executor uses `AsyncTracker` for the ordering.
     """
+    check_notes(FORMS["tcgen05.wait"], target, ptx_version)
     if kind not in WAIT_KINDS:
         raise OperandError(f"tcgen05.wait::{kind}: the operation must be ::ld or ::st (9.7.16.8.5)")
 

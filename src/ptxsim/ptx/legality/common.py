@@ -85,9 +85,14 @@ class Check:
             for idx, spec in enumerate(f.operands[:len(self.i.operands)]):
                 if self.operand(idx, register_kinds(spec.kinds, q), spec.name) and spec.imm:
                     self.imm_rule(idx, spec, s)
-        self.since(f.since, f.name, s)
-        self.target(f.req, f.name, s)
+        self.notes(f)
         return q
+
+    def notes(self, f: Form, what: str | None = None) -> None:
+        """The row's PTX ISA notes (`since`) and Target ISA notes (`req`), as
+        isa.legality.check_notes judges them; `what` names the feature (default: the form)."""
+        self.since(f.since, what or f.name, f.source)
+        self.target(f.req, what or f.name, f.source)
 
     def forbid(self, cond: bool, msg: str) -> None:
         if cond:
@@ -159,7 +164,11 @@ class Check:
         v, rule = self.imm(idx), spec.imm
         if v is None or rule.ok(v):
             return
-        if rule.step > 1 or rule.pow2:
+        if rule.pow2 and rule.lo > 1:        # "within the range [32, 512] ... power of 2"
+            why = (f"in the range [{rule.lo}, {rule.hi}]" if not rule.lo <= v <= rule.hi
+                   else "a power of 2")
+            self.err(f"{spec.name} = {v} of {self.name} must be {why} ({section})")
+        elif rule.step > 1 or rule.pow2:
             self.err(f"{spec.name} = {v} of {self.name} must be {rule.rule()} ({section})")
         else:
             what = spec.name + (f" ({rule.what})" if rule.what else "")
