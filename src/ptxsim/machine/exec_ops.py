@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import (ExecutionError, OperandError, TrapExecuted, UnsupportedFeature,
-                           UndefinedBehavior)
+from ptxsim.errors import (ExecutionError, OperandError, PtxValidationError, TrapExecuted,
+                           UnsupportedFeature, UndefinedBehavior)
 from ptxsim.isa import base as isa_base
 from ptxsim.machine.executor import WAIT_CLUSTER
 from ptxsim.machine.grid import WARP_SIZE
@@ -124,6 +124,11 @@ def handler(wave, pc: int, inst):
             return _registered(wave, inst)
     except (OperandError, UnsupportedFeature, ExecutionError, UndefinedBehavior) as e:
         raise type(e)(f"{loc}: {e}") from None
+    except PtxValidationError as e:      # an isa legality check (target / PTX version notes)
+        if e.line is not None:
+            raise
+        raise type(e)(f"{e.message} ({inst})", line=inst.loc.line, col=inst.loc.col,
+                      file=inst.loc.file) from None
     raise ExecutionError(f"{loc}: ptxsim has no semantics for '{inst.mnemonic}'")
 
 
@@ -687,16 +692,18 @@ def _stack_op(wave, inst):
     """stacksave.type d / stackrestore.type a / alloca.type ptr, size{, immAlign} (9.7.17) on
     the executing threads' stacks; the pointers are local-space addresses."""
     from ptxsim.isa import stack as isa_stack
+    from ptxsim.ptx.instruction import Immediate
     op = inst.opcode
-    t = _type(inst)
-    type_ = (t or ".u64")[1:]
-    if type_ not in isa_stack.TYPES:
-        raise OperandError(f"{op}: type .{type_} is not .u32 or .u64 (9.7.17)")
-    w = 32 if type_ == "u32" else 64
     ops = inst.operands
+    # 9.7.17's one table (isa/stack.py FORMS): qualifiers, operand kinds, immAlign, and the PTX
+    # ISA (7.3) / target (sm_52) notes against the module's .version and the launch target
+    isa_stack.check(op, inst.qualifiers,
+                    [int(o.value) if isinstance(o, Immediate) else getattr(o, "name", str(o))
+                     for o in ops], wave.launch.target, getattr(wave.launch, "ptx_version", None))
+    type_ = _type(inst)[1:]
+    w = 32 if type_ == "u32" else 64
     align = None
     if op == "alloca" and len(ops) > 2:
-        from ptxsim.ptx.instruction import Immediate
         if not isinstance(ops[2], Immediate):
             raise OperandError("alloca: immAlign must be an integer constant (9.7.17.3)")
         align = int(ops[2].value)
@@ -1049,6 +1056,11 @@ def _registered(wave, inst):
     op = inst.opcode
     h = registry.handler_for(op)
     guard, wants_state = registry.mode_of(op)
+    if op == "mma" and any(q.startswith(".sp") for q in inst.qualifiers):
+        # PTX ISA notes of 9.7.14.6.3 against the module's .version (the handler's own checks
+        # take the target)
+        from ptxsim.isa.mma_sp import form_of
+        form_of(inst).check_version(getattr(wave.launch, "ptx_version", None))
     bare = dataclasses.replace(inst, predicate=None)
     names = set()
     for o in inst.operands:

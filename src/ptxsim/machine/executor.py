@@ -485,7 +485,10 @@ class Launch:
         module = ptx if isinstance(ptx, Module) else _parsed(ptx)
         self.module = module
         self.program = Program.build(module, kernel)
+        # what the handlers' isa checks receive (wave.launch.target / .ptx_version): the target
+        # the kernel runs on and the module's `.version` (None: unchecked, the newest ISA)
         self.target = target
+        self.ptx_version = module.version
         fn = self.program.function
         cl = cluster
         if cl is None and ".reqnctapercluster" in fn.directives:
