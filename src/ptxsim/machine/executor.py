@@ -237,6 +237,121 @@ class Wave:
             raise OperandError("a register pair needs two values")
         raise OperandError(f"cannot write to operand {op}")
 
+    # ------------------------------------------------- compiled operands (decided once per pc)
+    # `reader` / `writer` return functions equal to `read` / `write` for one operand, with the
+    # operand's kind (register, special register, immediate, symbol) decided when the
+    # instruction is compiled instead of at every step; docs/executor.md "Performance". Register
+    # arrays are still looked up at each call (a register is created on its first use, as with
+    # `read`), and anything unusual (a %clock register, an unknown name, a .b128 register, a
+    # value of another dtype) takes `read` / `write` themselves, with their errors.
+    _CLOCKS = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%clock_hi",
+               "%globaltimer_hi")
+
+    def reader(self, op, width: int = 32, ftype: str | None = None):
+        """(function idx -> `read(op, idx, width, ftype)`, the dtype it returns or None)."""
+        def general(idx, op=op, width=width, ftype=ftype):
+            return self.read(op, idx, width, ftype)
+        if isinstance(op, SpecialRegister):
+            key = op.name + (op.selector or "")
+            arr = self.sregs.get(key)
+            if key in self._CLOCKS or arr is None:
+                return general, None
+
+            def sreg(idx):
+                if idx is self._span_idx:
+                    return arr[self._span].copy()
+                return arr[idx]
+            return sreg, arr.dtype
+        if isinstance(op, Register):
+            name = op.name
+            t = self.program.registers.get(name)
+            if t is None:                      # a symbol's address, or an error: `read` decides
+                return general, None
+            dt = _reg_dtype(t)
+            if dt is None:                     # .b128 (2-d) or an unsupported type
+                return general, None
+            regs, neg = self.regs, op.negated
+
+            def reg(idx):
+                r = regs.get(name)
+                if r is None:
+                    r = self.reg(name)
+                v = r[self._span].copy() if idx is self._span_idx else r[idx]
+                if neg:
+                    v = ~v
+                return v
+            return reg, np.dtype(dt)
+        if isinstance(op, Immediate):
+            try:
+                bits = self.imm_bits(op, width, ftype)
+            except OperandError:
+                return general, None
+            dt = np.dtype(UINT[max(width, 8) // 8] if width in (8, 16, 32, 64) else np.uint64)
+            return self._constant(bits, dt), dt
+        if isinstance(op, Label):
+            sym = self.launch.symbols.get(op.name)
+            if sym is None:
+                return general, None
+            return self._constant(sym.address + op.offset, np.dtype(np.uint64)), \
+                np.dtype(np.uint64)
+        return general, None
+
+    @staticmethod
+    def _constant(value, dt):
+        """idx -> a fresh array of `value` (dtype dt), one per thread of idx."""
+        made = {}
+
+        def const(idx):
+            a = made.get(idx.size)
+            if a is None:
+                a = made[idx.size] = np.full(idx.size, value, dt)
+            return a.copy()
+        return const
+
+    def writer(self, op):
+        """function (idx, value) -> `write(op, idx, value)`."""
+        def general(idx, value, op=op):
+            self.write(op, idx, value)
+        if getattr(op, "name", None) == "_":
+            return lambda idx, value: None
+        if not isinstance(op, Register):
+            return general
+        name = op.name
+        dt = _reg_dtype(self.program.registers.get(name))
+        if dt is None:
+            return general
+        dt = np.dtype(dt)
+        regs, nd = self.regs, np.ndarray
+
+        def reg(idx, value):
+            r = regs.get(name)
+            if type(value) is nd and value.dtype == dt and r is not None:
+                r[self._span if idx is self._span_idx else idx] = value
+            else:
+                self.write(op, idx, value)
+        return reg
+
+    def addresser(self, op: Address):
+        """function idx -> `addr(op, idx)`."""
+        off = op.offset & 0xFFFFFFFFFFFFFFFF
+        if op.base is None:
+            return self._constant(off, np.dtype(np.uint64))
+        name = op.base
+        sym = self.launch.symbols.get(name)
+        if self.program.registers.get(name) is None:
+            if sym is not None:
+                return self._constant((sym.address + off) & 0xFFFFFFFFFFFFFFFF,
+                                      np.dtype(np.uint64))
+            return lambda idx: self.addr(op, idx)          # undeclared: `reg` names the error
+        regs, u64, off64 = self.regs, np.uint64, np.uint64(off)
+
+        def reg(idx):
+            r = regs.get(name)
+            if r is None:
+                r = self.reg(name)
+            return r[self._span if idx is self._span_idx else idx].astype(u64, copy=False) + off64
+        return reg
+
     def addr(self, op: Address, idx) -> np.ndarray:
         """Address operand -> uint64 per thread (register value or symbol address + offset)."""
         if op.base is None:
