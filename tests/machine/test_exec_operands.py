@@ -1,0 +1,317 @@
+"""The executor's compiled operand path (docs/executor.md "Performance", fourth pass):
+`Wave.reader` / `writer` / `addresser` decide an operand's kind once per instruction and must
+give exactly `Wave.read` / `write` / `addr`; `Memory.load_direct` / `store_direct` exactly
+`load` / `store` (or decline); a base instruction calls its fast kernel without the dtype guard
+only when every operand dtype is the kernel's. Expected values: the general functions (a
+separate code path), hand-derived bits, and whole kernels run with every fast path switched off.
+"""
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ptxsim.machine import exec_ops
+from ptxsim.machine.executor import Launch, Wave, launch
+from ptxsim.machine.memory import GlobalMemory, Memory
+from ptxsim.ptx.instruction import Address, Immediate, Label, Register, SpecialRegister
+
+KERNEL = """
+.version 8.7
+.target sm_100a
+.address_size 64
+.global .align 8 .b64 gsym[4];
+.visible .entry k(.param .u64 out)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    .reg .pred %p<3>;
+    .reg .f32 %f<2>;
+    ret;
+}
+"""
+
+
+def _wave(n_threads=64):
+    run = Launch(KERNEL, "k", 1, n_threads, args=[np.zeros(4, np.uint64)])
+    w = Wave(run, np.array([0]))
+    rng = np.random.default_rng(7)
+    for name in ("%h1", "%r1", "%r2", "%rd1", "%p1", "%f1"):
+        r = w.reg(name)
+        r[:] = (rng.integers(0, 2, r.size) if r.dtype == np.bool_ else
+                rng.integers(0, np.iinfo(r.dtype).max, r.size, dtype=r.dtype, endpoint=True))
+    return w
+
+
+def _index_sets(w):
+    span = np.arange(w.N)
+    span.setflags(write=False)
+    sub = np.array([1, 5, 6, 40, 63])
+    return span, sub
+
+
+def _as_step(w, idx):
+    """Make idx the current step's index array (as Wave.run does)."""
+    if int(idx[-1]) - int(idx[0]) + 1 == idx.size:
+        w._span_idx, w._span = idx, slice(int(idx[0]), int(idx[-1]) + 1)
+    else:
+        w._span_idx = None
+
+
+OPERANDS = [
+    (Register("%r1"), 32, None), (Register("%h1"), 16, None), (Register("%rd1"), 64, None),
+    (Register("%p1"), 1, None), (Register("%p1", negated=True), 1, None),
+    (Register("%f1"), 32, ".f32"), (Register("%r0"), 32, None),           # never written
+    (Register("gsym"), 64, None),                                          # a symbol's address
+    (SpecialRegister("%tid", ".x"), 32, None), (SpecialRegister("%ctaid", ".x"), 32, None),
+    (Immediate(-1, "-1"), 16, None), (Immediate(5, "5"), 32, None),
+    (Immediate(7, "7"), 1, None), (Immediate(2 ** 40 + 3, str(2 ** 40 + 3)), 64, None),
+    (Immediate(1.5, "1.5", is_float=True), 16, ".f16"),
+    (Immediate(1.0, "0f3F800000", is_float=True, raw=0x3F800000, width=32), 32, ".f32"),
+    (Immediate(1.0, "0f3F800000", is_float=True, raw=0x3F800000, width=32), 64, ".f64"),
+    (Label("gsym", 8), 64, None),
+]
+
+
+@pytest.mark.parametrize("op,width,ftype", OPERANDS, ids=[f"{o}/{w}" for o, w, _ in OPERANDS])
+def test_reader_is_read(op, width, ftype):
+    w = _wave()
+    rd, dt = w.reader(op, width, ftype)
+    for idx in _index_sets(w):
+        _as_step(w, idx)
+        got, want = rd(idx), w.read(op, idx, width, ftype)
+        assert got.dtype == want.dtype and (dt is None or got.dtype == dt)
+        np.testing.assert_array_equal(got, want)
+        got[:] = 0                                  # a fresh array: the register is untouched
+        np.testing.assert_array_equal(rd(idx), want)
+
+
+def test_immediate_bits_by_hand():
+    w = _wave()
+    idx = np.arange(3)
+    cases = [(Immediate(-1, "-1"), 16, None, np.uint16, 0xFFFF),
+             (Immediate(1.5, "1.5", is_float=True), 16, ".f16", np.uint16, 0x3E00),  # f16 1.5
+             (Immediate(1.5, "1.5", is_float=True), 32, ".f32", np.uint32, 0x3FC00000),
+             (Immediate(1, "1"), 1, None, np.uint64, 1)]                  # width 1: uint64
+    for op, width, ftype, dt, bits in cases:
+        got = w.reader(op, width, ftype)[0](idx)
+        assert got.dtype == dt and got.tolist() == [bits] * 3
+
+
+def test_immediate_arrays_are_fresh_for_every_size():
+    w = _wave()
+    rd, _ = w.reader(Immediate(9, "9"), 32)
+    a = rd(np.arange(4))
+    a[:] = 1
+    assert rd(np.arange(4)).tolist() == [9] * 4           # the cached template is not handed out
+    assert rd(np.arange(7)).tolist() == [9] * 7
+
+
+def test_reader_sees_a_replaced_register_and_creates_none_early():
+    w = _wave()
+    rd, _ = w.reader(Register("%r2"), 32)
+    wr = w.writer(Register("%rd2"))
+    assert "%rd2" not in w.regs                         # compiling creates no register
+    w.regs["%r2"] = np.arange(w.N, dtype=np.uint32)      # as ptxsim.execute installs the caller's
+    assert rd(np.array([3, 9])).tolist() == [3, 9]
+    wr(np.array([2]), np.array([11], np.uint64))
+    assert w.regs["%rd2"][2] == 11
+
+
+def test_clock_is_read_at_each_step():
+    w = _wave()
+    rd, dt = w.reader(SpecialRegister("%clock64"), 64)
+    assert dt is None
+    w.launch.steps = 5
+    assert rd(np.arange(2)).tolist() == [5, 5]
+    w.launch.steps = 9
+    assert rd(np.arange(2)).tolist() == [9, 9]
+
+
+VALUES = [np.array([3, 0, 70000, 1], np.uint32), np.array([-1, 2, -300, 0], np.int64),
+          np.array([True, False, True, False]), np.array([2 ** 40, 5, 1, 0], np.uint64),
+          np.array([1, 2, 3, 4], np.uint16)]
+
+
+@pytest.mark.parametrize("name", ["%h1", "%r1", "%rd1", "%p1"])
+@pytest.mark.parametrize("k", range(len(VALUES)))
+def test_writer_is_write(name, k):
+    a, b = _wave(), _wave()
+    idx = np.array([0, 2, 5, 63])
+    a.writer(Register(name))(idx, VALUES[k])
+    b.write(Register(name), idx, VALUES[k])
+    np.testing.assert_array_equal(a.reg(name), b.reg(name))
+
+
+def test_writer_by_hand_and_sink():
+    w = _wave()
+    w.writer(Register("%h1"))(np.array([0, 1]), np.array([-1, 0x12345], np.int64))
+    assert w.reg("%h1")[:2].tolist() == [0xFFFF, 0x2345]        # low 16 bits
+    w.writer(Register("%p1"))(np.array([0, 1]), np.array([0, 7], np.uint32))
+    assert w.reg("%p1")[:2].tolist() == [False, True]
+    w.writer(Register("_"))(np.array([0]), np.array([1]))          # the sink: nothing
+
+
+@pytest.mark.parametrize("op", [Address("%rd1", 8), Address("%rd1", -8), Address(None, 256),
+                                Address("gsym", 16), Address("%r1", 4)])
+def test_addresser_is_addr(op):
+    w = _wave()
+    f = w.addresser(op)
+    for idx in _index_sets(w):
+        _as_step(w, idx)
+        np.testing.assert_array_equal(f(idx), w.addr(op, idx))
+
+
+def test_fast_kernel_dtypes():
+    """add.s32 / setp.lt.u32 work on 32-bit containers (9.7.1, 9.7.4): the kernel's operand
+    dtypes are two uint32; a form without a fast kernel has none."""
+    from ptxsim.isa import base
+    assert exec_ops._kernel_dtypes("add.s32", base.semantics("add.s32")) == \
+        (np.dtype(np.uint32),) * 2
+    assert exec_ops._kernel_dtypes("add.s64", base.semantics("add.s64")) == \
+        (np.dtype(np.uint64),) * 2
+    assert exec_ops._kernel_dtypes("bfe.u32", base.semantics("bfe.u32")) is None
+
+
+# ------------------------------------------------------------------------- memory direct path
+def _memory(*arrays, n_ctas=2, threads=64, dynamic_shared=4096):
+    g = GlobalMemory()
+    bases = [g.map(a) for a in arrays]
+    return Memory(n_ctas=n_ctas, threads_per_cta=threads, dynamic_shared=dynamic_shared,
+                  global_memory=g), bases
+
+
+@pytest.mark.parametrize("size,vec", [(1, 1), (2, 1), (2, 4), (4, 1), (4, 2), (4, 4), (8, 1),
+                                      (8, 2), (4, 8)])
+def test_direct_global_load_store_are_load_store(size, vec):
+    rng = np.random.default_rng(size + 10 * vec)
+    buf = rng.integers(0, 256, 4096, dtype=np.uint8)
+    mem, (base,) = _memory(buf)
+    n = 96
+    thread = np.arange(n)
+    addr = base + (rng.integers(0, 4096 // (size * vec), n) * size * vec).astype(np.uint64)
+    assert Memory.direct_ok("global", size, vec)
+    got = mem.load_direct("global", addr, size, vec, thread)
+    np.testing.assert_array_equal(got, mem.load("global", addr, size, vec=vec, thread=thread))
+    # stores with repeated addresses: the byte image equals `store`'s (last thread wins)
+    vals = rng.integers(0, 2 ** (8 * size), (n, vec), dtype=f"u{size}", endpoint=False)
+    addr[5] = addr[9] = addr[40]
+    ref = buf.copy()
+    mem_ref, (base_ref,) = _memory(ref)
+    assert mem.store_direct("global", addr, vals, size, vec, thread)
+    mem_ref.store("global", addr - np.uint64(base) + np.uint64(base_ref), vals, size, vec=vec,
+                  thread=thread)
+    np.testing.assert_array_equal(buf, ref)
+
+
+def test_direct_global_declines_what_load_must_decide():
+    a, b = np.zeros(64, np.uint8), np.zeros(64, np.uint8)
+    mem, (ba, bb) = _memory(a, b)
+    t = np.arange(2)
+    assert mem.load_direct("global", np.array([ba + 4, ba + 2], np.uint64), 4, 1, t) is None
+    assert mem.load_direct("global", np.array([ba, bb], np.uint64), 4, 1, t) is None
+    assert mem.load_direct("global", np.array([ba, ba + 64], np.uint64), 4, 1, t) is None
+    assert not mem.store_direct("global", np.array([ba + 62], np.uint64),
+                                np.zeros((1, 1), np.uint32), 4, 1, t[:1])
+    assert not Memory.direct_ok("generic", 4, 1) and not Memory.direct_ok("shared::cta", 16, 1)
+    assert not Memory.direct_ok("shared::cta", 8, 4)         # 256-bit: .global only (9.7.9.8)
+
+
+@pytest.mark.parametrize("dynamic_shared", [4096, 4094])
+def test_direct_shared_is_load_store(dynamic_shared):
+    mem, _ = _memory(np.zeros(4, np.uint8), n_ctas=2, threads=64, dynamic_shared=dynamic_shared)
+    rng = np.random.default_rng(3)
+    mem.shared.data[:] = rng.integers(0, 256, mem.shared.data.shape, dtype=np.uint8)
+    thread = np.array([0, 3, 63, 64, 100, 127])                   # both CTAs
+    addr = (rng.integers(0, 1000, thread.size) * 4).astype(np.uint64)
+    got = mem.load_direct("shared::cta", addr, 4, 1, thread)
+    want = mem.load("shared::cta", addr, 4, thread=thread)
+    if dynamic_shared % 4:
+        assert got is None                                       # the byte path decides
+    else:
+        np.testing.assert_array_equal(got, want)
+        # by hand: CTA c's bytes are row c of shared memory
+        row = mem.shared.data[thread // 64]
+        words = [int.from_bytes(bytes(r[a:a + 4]), "little") for r, a in zip(row, addr)]
+        assert got[:, 0].tolist() == words
+    assert mem.load_direct("shared::cta", np.array([4096], np.uint64), 4, 1,
+                           np.array([0])) is None                  # past the end: `load` raises
+
+
+# ------------------------------------------------------- whole kernels, fast paths switched off
+def _general_only(monkeypatch):
+    """Every compiled operand through Wave.read / write / addr, memory through load / store,
+    base instructions through the guarded semantics."""
+    monkeypatch.setattr(Wave, "reader", lambda self, op, width=32, ftype=None: (
+        lambda idx: self.read(op, idx, width, ftype), None))
+    monkeypatch.setattr(Wave, "writer", lambda self, op: (
+        lambda idx, v: self.write(op, idx, v)))
+    monkeypatch.setattr(Wave, "addresser", lambda self, op: (lambda idx: self.addr(op, idx)))
+    monkeypatch.setattr(Memory, "direct_ok", staticmethod(lambda space, size, vec: False))
+    monkeypatch.setattr(exec_ops, "_kernel_dtypes", lambda mnemonic, fn: None)
+
+
+TRITON = Path(__file__).parents[1] / "data" / "ptx" / "triton" / "matmul_bf16.ptx"
+
+
+def _triton(n=256):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    c = np.zeros((n, n), np.float32)
+    run = launch(TRITON.read_text(), "matmul_kernel", (n // 128, n // 128), 128,
+                 args=[a.view(np.uint16), b.view(np.uint16), c, n, n, n, n, 1, n, 1, n, 1,
+                       np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
+                 dynamic_shared=160 * 1024)
+    return c.view(np.uint32).copy(), run.steps
+
+
+def test_triton_matmul_bits_equal_the_general_path(monkeypatch):
+    fast, steps = _triton()
+    _general_only(monkeypatch)
+    slow, steps_slow = _triton()
+    assert steps == steps_slow
+    np.testing.assert_array_equal(fast, slow)
+
+
+BASIC = Path(__file__).parent / "data" / "exec" / "basic.ptx"
+
+
+def test_basic_kernels_equal_the_general_path(monkeypatch):
+    """Every kernel of basic.ptx whose parameters are (out pointer, ...) scalars: run with random
+    input buffers both ways."""
+    from ptxsim.ptx import parse_module
+    mod = parse_module(BASIC.read_text())
+
+    def run_all():
+        outs = {}
+        for f in mod.functions:
+            if not f.is_entry:
+                continue
+            args = []
+            rng = np.random.default_rng(len(f.name))
+            for p in f.params:
+                if p.type in (".u64", ".b64") or ".ptr" in p.attrs:
+                    args.append(rng.integers(0, 2 ** 16, 4096, dtype=np.uint32))
+                else:
+                    args.append(int(rng.integers(1, 8)))
+            try:
+                launch(mod, f.name, 2, 64, args=args)
+            except Exception as e:                          # the same error both ways
+                outs[f.name] = type(e).__name__
+                continue
+            outs[f.name] = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        return outs
+
+    fast = run_all()
+    _general_only(monkeypatch)
+    slow = run_all()
+    assert fast.keys() == slow.keys()
+    assert sum(not isinstance(v, str) for v in fast.values()) >= 4      # ran to the end
+    for k in fast:
+        if isinstance(fast[k], str):
+            assert fast[k] == slow[k]
+        else:
+            for x, y in zip(fast[k], slow[k]):
+                np.testing.assert_array_equal(x, y)
