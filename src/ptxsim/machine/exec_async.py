@@ -237,15 +237,22 @@ def _reg_names(inst):
 
 def _captured(wave, inst, t):
     """The issuing thread's register values (ints) at issue time."""
-    vals = {}
-    for name in _reg_names(inst):
+    return _captured_all(wave, inst, np.array([t], np.int64))[0]
+
+
+def _captured_all(wave, inst, idx):
+    """`_captured` of every thread of idx (a dict per thread, in idx's order): each register
+    gathered once for all of them; values are Python ints (predicates 0 / 1), as int() gives."""
+    names = list(dict.fromkeys(_reg_names(inst)))        # the order a dict built per name has
+    cols = {}
+    for name in names:
         if wave.program.registers.get(name) is None:
             sym = wave.launch.symbols.get(name)
-            vals[name] = sym.address if sym else 0
-            continue
-        v = wave.reg(name)[t]
-        vals[name] = int(v)
-    return vals
+            cols[name] = [sym.address if sym else 0] * len(idx)
+        else:
+            v = wave.reg(name)[idx]
+            cols[name] = (v.astype(np.uint8) if v.dtype == np.bool_ else v).tolist()
+    return [{name: cols[name][k] for name in names} for k in range(len(idx))]
 
 
 class _MmaBatch:
@@ -286,11 +293,9 @@ def _mma(wave, inst):
 
     def run(idx):
         batch, used = (_MmaBatch(inst, target), set()) if len(idx) > 1 else (None, None)
-        for t in idx:
-            t = int(t)
-            cta = int(wave.cta_of[t])
+        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
+                                _captured_all(wave, inst, idx)):
             st = pair_state(wave, cta) if cg == 2 else cta_state(wave, cta)
-            vals = _captured(wave, inst, t)
             if batch is not None and id(st) not in used:     # one MMA per CTA (pair) a batch
                 used.add(id(st))
                 perform = batch.add(st, vals)
@@ -314,12 +319,13 @@ def _commit(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        for t in idx:
-            ti = np.array([int(t)])
-            cta, off = _smem_addr(wave, inst, ops[0], ti)
-            cta, off = int(cta[0]), int(off[0])
+        # the mbarrier addresses (and masks) of all issuing threads at once; issued per thread
+        ctas, offs = _smem_addr(wave, inst, ops[0], idx)
+        masks = wave.read(ops[1], idx, 16).tolist() if mc else None
+        for k, (t, cta, off) in enumerate(zip(idx.tolist(), np.asarray(ctas).tolist(),
+                                             np.asarray(offs).tolist())):
             if mc:
-                mask = int(wave.read(ops[1], ti, 16)[0])
+                mask = int(masks[k])
                 base = cta - cta % cs
                 targets = [base + r for r in range(cs) if mask >> r & 1]
             else:
@@ -341,10 +347,8 @@ def _cp(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        for t in idx:
-            t = int(t)
-            cta = int(wave.cta_of[t])
-            vals = _captured(wave, inst, t)
+        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
+                                _captured_all(wave, inst, idx)):
             taddr = (vals[ops[0].base] if ops[0].base else 0) + ops[0].offset
             desc = vals.get(ops[1].name) if isinstance(ops[1], Register) else int(ops[1].value)
             if cg == 2:
@@ -368,10 +372,8 @@ def _shift(wave, inst):
     ops = inst.operands
 
     def run(idx):
-        for t in idx:
-            t = int(t)
-            cta = int(wave.cta_of[t])
-            vals = _captured(wave, inst, t)
+        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
+                                _captured_all(wave, inst, idx)):
             taddr = (vals[ops[0].base] if ops[0].base else 0) + ops[0].offset
             tmem = pair_state(wave, cta).tmem_pair if cg == 2 else cta_state(wave, cta).tmem
             wave.proxy.issue(t, "shift", perform=lambda tm=tmem, a=taddr:
