@@ -315,3 +315,55 @@ def test_basic_kernels_equal_the_general_path(monkeypatch):
         else:
             for x, y in zip(fast[k], slow[k]):
                 np.testing.assert_array_equal(x, y)
+
+
+# ------------------------------------------------- asynchronous proxy: per-issuer completion
+def test_wait_and_wait_group_complete_what_the_queue_scan_completes():
+    """`wait` / `wait_group` find their operations through each issuer's own list; a reference
+    proxy with the original whole-queue scan (`_complete_where`) must complete the same
+    operations in the same order, over random programs of 4 issuers (with a group that holds
+    another issuer's operation, as exec_async's cp.async does)."""
+    from ptxsim.machine.async_proxy import AsyncProxy
+
+    class Scan(AsyncProxy):
+        def wait(self, issuer, kind):
+            return self._complete_where(lambda op: op.issuer == issuer and op.kind == kind)
+
+        def wait_group(self, issuer, family, n):
+            g = self._family(issuer, family)
+            done = 0
+            while len(g.committed) > n:
+                _, ops = g.committed.popleft()
+                ids = {id(op) for op in ops}
+                done += self._complete_where(lambda op: id(op) in ids)
+            while g.committed and all(op.done for op in g.committed[0][1]):
+                g.committed.popleft()
+            return done
+
+    for seed in range(20):
+        logs, counts = [], []
+        for cls in (AsyncProxy, Scan):
+            rng = np.random.default_rng(seed)
+            px, log, cnt = cls(), [], []
+            for step in range(300):
+                who = int(rng.integers(0, 4))
+                r = rng.random()
+                if r < 0.35:
+                    kind = ["bulk", "ld", "st", "mma"][int(rng.integers(0, 4))]
+                    px.issue(who, kind, perform=lambda s=step: log.append(s),
+                             cta_group=1 if kind == "mma" else None)
+                    if kind == "bulk" and rng.random() < 0.2:      # also in another's group
+                        px._family((who + 1) % 4, "bulk").uncommitted.append(px.queue[-1])
+                elif r < 0.55:
+                    px.commit_group(who, "bulk")
+                elif r < 0.75:
+                    cnt.append(px.wait_group(who, "bulk", int(rng.integers(0, 3))))
+                elif r < 0.9:
+                    cnt.append(px.wait(who, ["ld", "st"][int(rng.integers(0, 2))]))
+                else:
+                    cnt.append(px.progress(int(rng.integers(1, 4))))
+            px.progress()
+            logs.append(log)
+            counts.append(cnt)
+        assert logs[0] == logs[1] and counts[0] == counts[1]
+        assert sorted(logs[0]) == sorted(set(logs[0]))          # each operation once
