@@ -367,3 +367,44 @@ def test_wait_and_wait_group_complete_what_the_queue_scan_completes():
             counts.append(cnt)
         assert logs[0] == logs[1] and counts[0] == counts[1]
         assert sorted(logs[0]) == sorted(set(logs[0]))          # each operation once
+
+
+# ------------------------------------------------------------ TMA memos (tensormap.py)
+def test_tensormap_decode_memo_follows_the_bytes():
+    from ptxsim.errors import UndefinedBehavior
+    from ptxsim.machine.tensormap import TensorMap
+    tm = TensorMap.encode_tiled("float16", 2, 0x7F00_0000_1000, (64, 32), (128,), (64, 8),
+                                (1, 1), swizzle="128B")
+    blob = tm.to_bytes()
+    assert TensorMap.from_bytes(blob) == tm and TensorMap.from_bytes(blob) == tm
+    t2 = tm.replaced("global_dim", 100, ordinal=1)           # tensormap.replace: new bytes
+    assert TensorMap.from_bytes(t2.to_bytes()).global_dim == (64, 100)
+    assert TensorMap.from_bytes(blob).global_dim == (64, 32)
+    for _ in range(2):                                        # a bad image raises every time
+        with pytest.raises(UndefinedBehavior):
+            TensorMap.from_bytes(bytes(128))
+
+
+def test_row_plans_are_dropped_when_a_buffer_is_mapped_and_errors_repeat():
+    from ptxsim.errors import MemoryAccessError
+    from ptxsim.machine import tensormap as tmod
+    g = GlobalMemory()
+    A = np.arange(16 * 64, dtype=np.uint16).reshape(16, 64)
+    tm = tmod.TensorMap.for_array(A, (64, 8), swizzle="128B").bind(g, "A")
+    p1 = tmod._row_plan(tm, (0, 8), g)
+    want = tmod._make_row_plan(tm, [0, 8], g)
+    for x, y in zip(p1, want):
+        np.testing.assert_array_equal(x, y)
+        assert not x.flags.writeable                          # shared plans are read-only
+    assert tmod._row_plan(tm, (0, 8), g) is p1                # memoised
+    # by hand: row r of the box is A's row 8 + r, at byte offset (8 + r) * 128 of buffer 0
+    assert p1[1].tolist() == [(8 + r) * 128 for r in range(8)]
+    g.map(np.zeros(16, np.uint8), "later")                    # the buffer list changed
+    assert tmod._row_plan(tm, (0, 8), g) is not p1
+    # a box row spanning two buffers: raised on every call (no plan is kept)
+    g2 = GlobalMemory()
+    g2.map(np.zeros(100, np.uint8), "X")
+    bad = tmod.TensorMap.encode_tiled("uint8", 1, g2.buffers[0].base, (4096,), (), (256,), (1,))
+    for _ in range(2):
+        with pytest.raises(MemoryAccessError):
+            tmod._row_plan(bad, (0,), g2)

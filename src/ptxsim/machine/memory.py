@@ -162,6 +162,9 @@ class GlobalMemory:
     def __init__(self):
         self.buffers: list[Buffer] = []
         self._next = GLOBAL_BASE
+        # memoised TMA row plans (tensormap._row_plan): they name buffers and offsets, so they
+        # are dropped whenever a buffer is mapped
+        self.plans: dict = {}
         self._bases = np.zeros(0, np.uint64)
         self._ends = np.zeros(0, np.uint64)
 
@@ -175,6 +178,7 @@ class GlobalMemory:
         self._bases = np.array([b.base for b in self.buffers], np.uint64)
         self._ends = np.array([b.end for b in self.buffers], np.uint64)
         self._base_list = [b.base for b in self.buffers]
+        self.plans.clear()
         return base
 
     def address_of(self, array) -> int:
