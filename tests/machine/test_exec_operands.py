@@ -408,3 +408,17 @@ def test_row_plans_are_dropped_when_a_buffer_is_mapped_and_errors_repeat():
     for _ in range(2):
         with pytest.raises(MemoryAccessError):
             tmod._row_plan(bad, (0,), g2)
+
+
+def test_chunk_index_memo_is_the_swizzled_chunks():
+    """128B swizzle (cuda.h: 16-byte chunk x of 128-byte row y at (y % 8) ^ x): the memoised
+    chunk numbers equal the uncached ones and the hand-derived table, and are read-only."""
+    from ptxsim.machine import tensormap as tmod
+    g = GlobalMemory()
+    A = np.zeros((16, 64), np.uint16)
+    tm = tmod.TensorMap.for_array(A, (64, 8), swizzle="128B").bind(g, "A")
+    got = tmod._chunk_index(tm, 1024, 8)
+    np.testing.assert_array_equal(got, tmod._make_chunk_index(tm, 1024, 8))
+    want = [[(1024 + y * 128) // 16 + ((y % 8) ^ x) for x in range(8)] for y in range(8)]
+    assert got.tolist() == want and not got.flags.writeable
+    assert tmod._chunk_index(tm, 1024, 8) is got

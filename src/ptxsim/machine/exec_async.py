@@ -383,10 +383,13 @@ def _shift(wave, inst):
 
 
 # ------------------------------------------------------------------------------------- TMA
-def _tensormap_at(wave, t, op):
+def _tensormap_at(wave, t, op, a=None):
+    """The TensorMap at operand `op` of thread t (`a`: its address, when already read)."""
     from ptxsim.machine.tensormap import TensorMap
     ti = np.array([t])
-    a = int(wave.addr(op, ti)[0]) if isinstance(op, Address) else int(wave.read(op, ti, 64)[0])
+    if a is None:
+        a = int(wave.addr(op, ti)[0]) if isinstance(op, Address) else \
+            int(wave.read(op, ti, 64)[0])
     base = op.base if isinstance(op, Address) else getattr(op, "name", None)
     sym = wave.launch.symbols.get(base) if base else None
     space = "generic"
@@ -427,18 +430,26 @@ def _tma(wave, inst):
     cg = _cta_group(inst)
     text = f"line {inst.loc.line}: {inst}"
 
+    tens = ops[1] if load else ops[0]
+    tens_at = Address(tens.base, tens.offset)
+
     def run(idx):
-        for t in idx:
-            t = int(t)
-            ti = np.array([t])
-            cta = int(wave.cta_of[t])
+        # every operand of all issuing threads read at once (registers do not change while
+        # the step issues); the tensor map itself is read per thread, at its issue
+        tmaps = wave.addr(tens_at, idx).tolist()
+        cvals = [wave.read(c, idx, 32) for c in tens.vector.elements]
+        if load:
+            dsts = wave.addr(ops[0], idx).tolist()
+            mbars = wave.addr(ops[2], idx).tolist()
+            masks = wave.read(ops[3], idx, 16) if mc else None
+        else:
+            srcs = wave.addr(ops[1], idx).tolist()
+        for k, (t, cta) in enumerate(zip(idx.tolist(), wave.cta_of[idx].tolist())):
             if load:
-                dst = int(wave.addr(ops[0], ti)[0])
-                tens = ops[1]
-                tm = _tensormap_at(wave, t, Address(tens.base, tens.offset))
-                coords = [int(np.int64(np.int32(np.uint32(wave.read(c, ti, 32)[0]))))
-                          for c in tens.vector.elements]
-                mbar = int(wave.addr(ops[2], ti)[0])
+                dst = dsts[k]
+                tm = _tensormap_at(wave, t, tens_at, tmaps[k])
+                coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
+                mbar = mbars[k]
                 if cg == 2 and mbar >> 24 == 0:
                     # Deviation (docs/executor.md): on the hardware a shared::cta address carries
                     # the CTA rank in bit 24 and CUTLASS clears it (Sm100MmaPeerBitMask) to name
@@ -447,16 +458,14 @@ def _tma(wave, inst):
                     rank = cta % wave.launch.geometry.cluster_size
                     mbar = int(wave.memory.shared.mapa(np.array([mbar], np.uint64),
                                                        rank & ~1, cta)[0])
-                mask = int(wave.read(ops[3], ti, 16)[0]) if mc else None
+                mask = int(masks[k]) if mc else None
                 tm, coords = _packed_as_bytes(tm, coords)
                 tmod.issue_tma_load(wave.proxy, t, tm, coords, wave.memory, wave.mbar, cta=cta,
                                     dst=dst, mbar=mbar, cta_mask=mask, cta_group=cg, what=text)
             else:
-                tens = ops[0]
-                tm = _tensormap_at(wave, t, Address(tens.base, tens.offset))
-                coords = [int(np.int64(np.int32(np.uint32(wave.read(c, ti, 32)[0]))))
-                          for c in tens.vector.elements]
-                src = int(wave.addr(ops[1], ti)[0])
+                tm = _tensormap_at(wave, t, tens_at, tmaps[k])
+                coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
+                src = srcs[k]
                 smem = wave.memory.shared.cta_view(cta)
                 tm, coords = _packed_as_bytes(tm, coords)
                 wave.proxy.issue(t, "bulk", perform=lambda tm=tm, c=coords, s=src, sm=smem:

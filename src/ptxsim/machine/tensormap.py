@@ -22,6 +22,7 @@ stores; the complete-tx byte count is always the full box.
 """
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass, replace as _dc_replace
@@ -430,7 +431,19 @@ def _gather_index(off, inner_bytes, e):
 
 
 def _chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
-    """16-byte chunk numbers (rows, K) of the box in shared memory, swizzled."""
+    """16-byte chunk numbers (rows, K) of the box in shared memory, swizzled (memoised: a pure
+    function of the map's box / swizzle and the offset; a read-only array)."""
+    return _chunk_index_of(tmap, int(start), int(rows))
+
+
+@functools.lru_cache(maxsize=1024)
+def _chunk_index_of(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
+    out = _make_chunk_index(tmap, start, rows)
+    out.setflags(write=False)
+    return out
+
+
+def _make_chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
     k = tmap.box_elements[0] * tmap.element_bytes // 16
     lin = start + np.arange(rows)[:, None] * tmap.smem_row_pitch + 16 * np.arange(k)[None, :]
     return swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
