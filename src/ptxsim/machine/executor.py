@@ -378,11 +378,12 @@ class Wave:
         all_idx = np.arange(self.N)                      # every thread: the converged step
         all_idx.setflags(write=False)
         while True:
-            runnable = status == RUN
-            if not any_yielded and runnable.all():
+            # every thread runnable <=> no status is nonzero (RUN == 0): one pass, no temporary
+            if not any_yielded and not status.any():
                 p = int(pc.min())
                 idx = all_idx if p == int(pc.max()) else np.flatnonzero(pc == p)
             else:
+                runnable = status == RUN
                 turn = runnable & ~yielded if any_yielded else runnable
                 p = int(pc.min(where=turn, initial=never))
                 if p == never:                            # no thread may run in this turn
