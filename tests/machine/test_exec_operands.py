@@ -422,3 +422,32 @@ def test_chunk_index_memo_is_the_swizzled_chunks():
     want = [[(1024 + y * 128) // 16 + ((y % 8) ^ x) for x in range(8)] for y in range(8)]
     assert got.tolist() == want and not got.flags.writeable
     assert tmod._chunk_index(tm, 1024, 8) is got
+
+
+# --------------------------------------------------- garbage collector during a launch
+def test_launch_sets_earlier_objects_aside_and_restores_the_collector():
+    import gc
+    from ptxsim.errors import DeadlockError
+    seen = []
+    orig = Wave.run
+
+    def spy(self):
+        seen.append(gc.get_freeze_count())
+        return orig(self)
+    text = BASIC.read_text()
+    try:
+        Wave.run = spy
+        assert gc.get_freeze_count() == 0
+        launch(text, "vadd", 1, 32, args=[np.zeros(64, np.uint32)] * 3 + [32])
+        assert seen[-1] > 0 and gc.get_freeze_count() == 0       # frozen while it ran
+        with pytest.raises(DeadlockError):                         # an error restores it too
+            launch(text, "hang", 1, 64, args=[np.zeros(64, np.uint32)])
+        assert gc.get_freeze_count() == 0
+        gc.freeze()                                                # the caller's own freeze
+        mine = gc.get_freeze_count()
+        launch(text, "vadd", 1, 32, args=[np.zeros(64, np.uint32)] * 3 + [32])
+        # left frozen as the caller had it (objects that died meanwhile leave the count)
+        assert mine - 100 < gc.get_freeze_count() <= mine
+    finally:
+        Wave.run = orig
+        gc.unfreeze()
