@@ -66,7 +66,8 @@ def _advance(wave, idx):
 
 def handler(wave, pc: int, inst):
     op = inst.opcode
-    loc = f"line {inst.loc.line}: {inst}"
+    def loc():                         # the error prefix, made only for an error
+        return f"line {inst.loc.line}: {inst}"
     try:
         if op in BASE_OPS:
             return _base(wave, inst)
@@ -112,7 +113,7 @@ def handler(wave, pc: int, inst):
             return lambda idx: _advance(wave, idx)
         if op == "trap":
             def trap(idx):
-                raise TrapExecuted(f"{loc}: trap executed by thread {int(idx[0])}")
+                raise TrapExecuted(f"{loc()}: trap executed by thread {int(idx[0])}")
             return trap
         from ptxsim.machine import exec_async
         h = exec_async.handler(wave, pc, inst)
@@ -123,13 +124,13 @@ def handler(wave, pc: int, inst):
         if op in registry.HANDLERS:
             return _registered(wave, inst)
     except (OperandError, UnsupportedFeature, ExecutionError, UndefinedBehavior) as e:
-        raise type(e)(f"{loc}: {e}") from None
+        raise type(e)(f"{loc()}: {e}") from None
     except PtxValidationError as e:      # an isa legality check (target / PTX version notes)
         if e.line is not None:
             raise
         raise type(e)(f"{e.message} ({inst})", line=inst.loc.line, col=inst.loc.col,
                       file=inst.loc.file) from None
-    raise ExecutionError(f"{loc}: ptxsim has no semantics for '{inst.mnemonic}'")
+    raise ExecutionError(f"{loc()}: ptxsim has no semantics for '{inst.mnemonic}'")
 
 
 # ------------------------------------------------------------------------------- arithmetic
@@ -447,7 +448,7 @@ def _ld_put(wave, e, size: int, signed: bool):
     `!= 0`, wider registers the sign- or zero-extension (9.7.9.8); None for the sink `_`."""
     if isinstance(e, Register) and e.name == "_":
         return None
-    dt = _reg_dtype(wave.program.registers.get(e.name)) if isinstance(e, Register) else None
+    dt = _reg_dtype(wave.declared(e.name)) if isinstance(e, Register) else None
     if dt is None or dt == np.bool_:
         def general(idx, v):
             r = wave.reg(e.name)

@@ -130,6 +130,7 @@ class Wave:
         # identity (`_at`), so a subset or any other array takes the general path.
         self._span_idx: np.ndarray | None = None
         self._span = slice(0, 0)
+        self._declared: dict = {}                         # Wave.declared
 
     def _at(self, idx):
         """`idx`, or the equivalent slice when `idx` is the current step's consecutive run."""
@@ -248,6 +249,14 @@ class Wave:
     _CLOCKS = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%clock_hi",
                "%globaltimer_hi")
 
+    def declared(self, name: str):
+        """`program.registers.get(name)`, remembered per wave (the table does not change)."""
+        try:
+            return self._declared[name]
+        except KeyError:
+            t = self._declared[name] = self.program.registers.get(name)
+            return t
+
     def reader(self, op, width: int = 32, ftype: str | None = None):
         """(function idx -> `read(op, idx, width, ftype)`, the dtype it returns or None)."""
         def general(idx, op=op, width=width, ftype=ftype):
@@ -265,7 +274,7 @@ class Wave:
             return sreg, arr.dtype
         if isinstance(op, Register):
             name = op.name
-            t = self.program.registers.get(name)
+            t = self.declared(name)
             if t is None:                      # a symbol's address, or an error: `read` decides
                 return general, None
             dt = _reg_dtype(t)
@@ -318,7 +327,7 @@ class Wave:
         if not isinstance(op, Register):
             return general
         name = op.name
-        dt = _reg_dtype(self.program.registers.get(name))
+        dt = _reg_dtype(self.declared(name))
         if dt is None:
             return general
         dt = np.dtype(dt)
@@ -339,7 +348,7 @@ class Wave:
             return self._constant(off, np.dtype(np.uint64))
         name = op.base
         sym = self.launch.symbols.get(name)
-        if self.program.registers.get(name) is None:
+        if self.declared(name) is None:
             if sym is not None:
                 return self._constant((sym.address + off) & 0xFFFFFFFFFFFFFFFF,
                                       np.dtype(np.uint64))
