@@ -71,6 +71,9 @@ class AsyncProxy:
         self._seq = 0
         self._groups: dict[tuple[object, str], _Groups] = {}
         self.completed = 0
+        # each issuer's operations in issue order (completed ones dropped lazily from the
+        # front): what `wait` / `wait_group` complete, found without scanning the whole queue
+        self._by_issuer: dict[object, deque[AsyncOp]] = {}
 
     # -- issuing ---------------------------------------------------------------------------------
     def issue(self, issuer, kind: str, perform=None, *, signal=None, cta_group: int | None = None,
@@ -84,6 +87,10 @@ class AsyncProxy:
         op = AsyncOp(self._seq, kind, issuer, perform, signal, cta_group, None, what)
         self._seq += 1
         self.queue.append(op)
+        mine = self._by_issuer.get(issuer)
+        if mine is None:
+            mine = self._by_issuer[issuer] = deque()
+        mine.append(op)
         if kind in GROUP_FAMILIES and signal is None:
             self._family(issuer, kind).uncommitted.append(op)
         if self.eager:
@@ -105,10 +112,14 @@ class AsyncProxy:
             return
         op.done = True
         self.completed += 1
-        if op.perform is not None:
-            op.perform()
-        if op.signal is not None:
-            op.signal()
+        perform, signal = op.perform, op.signal
+        # a completed operation keeps no closure (its data may be large; _by_issuer may hold
+        # the operation a while longer)
+        op.perform = op.signal = None
+        if perform is not None:
+            perform()
+        if signal is not None:
+            signal()
 
     def _sweep(self) -> None:
         while self.queue and self.queue[0].done:
@@ -144,11 +155,46 @@ class AsyncProxy:
         self._sweep()
         return n
 
+    def _pending_of(self, issuer) -> deque:
+        mine = self._by_issuer.get(issuer)
+        if mine is None:
+            return deque()
+        while mine and mine[0].done:
+            mine.popleft()
+        return mine
+
+    def _complete_targets(self, targets) -> int:
+        """`_complete_where` for a predicate that holds exactly for `targets` (pending ops):
+        the same operations, completed in the same (issue) order, found through the issuers'
+        own lists instead of a scan of the whole queue."""
+        if not targets:
+            return 0
+        last = max(op.seq for op in targets)
+        issuers = list(dict.fromkeys(op.issuer for op in targets))
+        todo = []
+        for who in issuers:
+            for op in self._pending_of(who):
+                if op.seq > last:
+                    break
+                if not op.done:
+                    todo.append(op)
+        if len(issuers) > 1:
+            todo.sort(key=lambda op: op.seq)
+        n = 0
+        for op in todo:
+            if not op.done:
+                self._complete(op)
+                n += 1
+        self._sweep()
+        return n
+
     def wait(self, issuer, kind: str) -> int:
         """tcgen05.wait::ld / ::st: complete the issuer's prior tcgen05.ld / st."""
         if kind not in TCGEN05_WAIT_TRACKED:
             raise OperandError(f"tcgen05.wait::{kind}: only ::ld and ::st exist")
-        return self._complete_where(lambda op: op.issuer == issuer and op.kind == kind)
+        return self._complete_targets([op for op in self._pending_of(issuer)
+                                       if not op.done and op.issuer == issuer and
+                                       op.kind == kind])
 
     # -- async-groups: cp.async.bulk.commit_group / wait_group, cp.async.commit_group / wait_group
     def _family(self, issuer, family: str) -> _Groups:
@@ -176,8 +222,9 @@ class AsyncProxy:
         done = 0
         while len(g.committed) > n:
             _, ops = g.committed.popleft()
-            ids = {id(op) for op in ops}
-            done += self._complete_where(lambda op: id(op) in ids)
+            # the group's pending operations (every one of them is in the queue)
+            done += self._complete_targets(list({id(op): op for op in ops
+                                                 if not op.done}.values()))
         # drop groups whose operations already completed through progress()
         while g.committed and all(op.done for op in g.committed[0][1]):
             g.committed.popleft()

@@ -237,15 +237,22 @@ def _reg_names(inst):
 
 def _captured(wave, inst, t):
     """The issuing thread's register values (ints) at issue time."""
-    vals = {}
-    for name in _reg_names(inst):
+    return _captured_all(wave, inst, np.array([t], np.int64))[0]
+
+
+def _captured_all(wave, inst, idx):
+    """`_captured` of every thread of idx (a dict per thread, in idx's order): each register
+    gathered once for all of them; values are Python ints (predicates 0 / 1), as int() gives."""
+    names = list(dict.fromkeys(_reg_names(inst)))        # the order a dict built per name has
+    cols = {}
+    for name in names:
         if wave.program.registers.get(name) is None:
             sym = wave.launch.symbols.get(name)
-            vals[name] = sym.address if sym else 0
-            continue
-        v = wave.reg(name)[t]
-        vals[name] = int(v)
-    return vals
+            cols[name] = [sym.address if sym else 0] * len(idx)
+        else:
+            v = wave.reg(name)[idx]
+            cols[name] = (v.astype(np.uint8) if v.dtype == np.bool_ else v).tolist()
+    return [{name: cols[name][k] for name in names} for k in range(len(idx))]
 
 
 class _MmaBatch:
@@ -286,11 +293,9 @@ def _mma(wave, inst):
 
     def run(idx):
         batch, used = (_MmaBatch(inst, target), set()) if len(idx) > 1 else (None, None)
-        for t in idx:
-            t = int(t)
-            cta = int(wave.cta_of[t])
+        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
+                                _captured_all(wave, inst, idx)):
             st = pair_state(wave, cta) if cg == 2 else cta_state(wave, cta)
-            vals = _captured(wave, inst, t)
             if batch is not None and id(st) not in used:     # one MMA per CTA (pair) a batch
                 used.add(id(st))
                 perform = batch.add(st, vals)
@@ -314,12 +319,13 @@ def _commit(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        for t in idx:
-            ti = np.array([int(t)])
-            cta, off = _smem_addr(wave, inst, ops[0], ti)
-            cta, off = int(cta[0]), int(off[0])
+        # the mbarrier addresses (and masks) of all issuing threads at once; issued per thread
+        ctas, offs = _smem_addr(wave, inst, ops[0], idx)
+        masks = wave.read(ops[1], idx, 16).tolist() if mc else None
+        for k, (t, cta, off) in enumerate(zip(idx.tolist(), np.asarray(ctas).tolist(),
+                                             np.asarray(offs).tolist())):
             if mc:
-                mask = int(wave.read(ops[1], ti, 16)[0])
+                mask = int(masks[k])
                 base = cta - cta % cs
                 targets = [base + r for r in range(cs) if mask >> r & 1]
             else:
@@ -341,10 +347,8 @@ def _cp(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        for t in idx:
-            t = int(t)
-            cta = int(wave.cta_of[t])
-            vals = _captured(wave, inst, t)
+        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
+                                _captured_all(wave, inst, idx)):
             taddr = (vals[ops[0].base] if ops[0].base else 0) + ops[0].offset
             desc = vals.get(ops[1].name) if isinstance(ops[1], Register) else int(ops[1].value)
             if cg == 2:
@@ -368,10 +372,8 @@ def _shift(wave, inst):
     ops = inst.operands
 
     def run(idx):
-        for t in idx:
-            t = int(t)
-            cta = int(wave.cta_of[t])
-            vals = _captured(wave, inst, t)
+        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
+                                _captured_all(wave, inst, idx)):
             taddr = (vals[ops[0].base] if ops[0].base else 0) + ops[0].offset
             tmem = pair_state(wave, cta).tmem_pair if cg == 2 else cta_state(wave, cta).tmem
             wave.proxy.issue(t, "shift", perform=lambda tm=tmem, a=taddr:
@@ -381,10 +383,13 @@ def _shift(wave, inst):
 
 
 # ------------------------------------------------------------------------------------- TMA
-def _tensormap_at(wave, t, op):
+def _tensormap_at(wave, t, op, a=None):
+    """The TensorMap at operand `op` of thread t (`a`: its address, when already read)."""
     from ptxsim.machine.tensormap import TensorMap
     ti = np.array([t])
-    a = int(wave.addr(op, ti)[0]) if isinstance(op, Address) else int(wave.read(op, ti, 64)[0])
+    if a is None:
+        a = int(wave.addr(op, ti)[0]) if isinstance(op, Address) else \
+            int(wave.read(op, ti, 64)[0])
     base = op.base if isinstance(op, Address) else getattr(op, "name", None)
     sym = wave.launch.symbols.get(base) if base else None
     space = "generic"
@@ -425,18 +430,26 @@ def _tma(wave, inst):
     cg = _cta_group(inst)
     text = f"line {inst.loc.line}: {inst}"
 
+    tens = ops[1] if load else ops[0]
+    tens_at = Address(tens.base, tens.offset)
+
     def run(idx):
-        for t in idx:
-            t = int(t)
-            ti = np.array([t])
-            cta = int(wave.cta_of[t])
+        # every operand of all issuing threads read at once (registers do not change while
+        # the step issues); the tensor map itself is read per thread, at its issue
+        tmaps = wave.addr(tens_at, idx).tolist()
+        cvals = [wave.read(c, idx, 32) for c in tens.vector.elements]
+        if load:
+            dsts = wave.addr(ops[0], idx).tolist()
+            mbars = wave.addr(ops[2], idx).tolist()
+            masks = wave.read(ops[3], idx, 16) if mc else None
+        else:
+            srcs = wave.addr(ops[1], idx).tolist()
+        for k, (t, cta) in enumerate(zip(idx.tolist(), wave.cta_of[idx].tolist())):
             if load:
-                dst = int(wave.addr(ops[0], ti)[0])
-                tens = ops[1]
-                tm = _tensormap_at(wave, t, Address(tens.base, tens.offset))
-                coords = [int(np.int64(np.int32(np.uint32(wave.read(c, ti, 32)[0]))))
-                          for c in tens.vector.elements]
-                mbar = int(wave.addr(ops[2], ti)[0])
+                dst = dsts[k]
+                tm = _tensormap_at(wave, t, tens_at, tmaps[k])
+                coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
+                mbar = mbars[k]
                 if cg == 2 and mbar >> 24 == 0:
                     # Deviation (docs/executor.md): on the hardware a shared::cta address carries
                     # the CTA rank in bit 24 and CUTLASS clears it (Sm100MmaPeerBitMask) to name
@@ -445,16 +458,14 @@ def _tma(wave, inst):
                     rank = cta % wave.launch.geometry.cluster_size
                     mbar = int(wave.memory.shared.mapa(np.array([mbar], np.uint64),
                                                        rank & ~1, cta)[0])
-                mask = int(wave.read(ops[3], ti, 16)[0]) if mc else None
+                mask = int(masks[k]) if mc else None
                 tm, coords = _packed_as_bytes(tm, coords)
                 tmod.issue_tma_load(wave.proxy, t, tm, coords, wave.memory, wave.mbar, cta=cta,
                                     dst=dst, mbar=mbar, cta_mask=mask, cta_group=cg, what=text)
             else:
-                tens = ops[0]
-                tm = _tensormap_at(wave, t, Address(tens.base, tens.offset))
-                coords = [int(np.int64(np.int32(np.uint32(wave.read(c, ti, 32)[0]))))
-                          for c in tens.vector.elements]
-                src = int(wave.addr(ops[1], ti)[0])
+                tm = _tensormap_at(wave, t, tens_at, tmaps[k])
+                coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
+                src = srcs[k]
                 smem = wave.memory.shared.cta_view(cta)
                 tm, coords = _packed_as_bytes(tm, coords)
                 wave.proxy.issue(t, "bulk", perform=lambda tm=tm, c=coords, s=src, sm=smem:

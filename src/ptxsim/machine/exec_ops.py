@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import (ExecutionError, OperandError, TrapExecuted, UnsupportedFeature,
-                           UndefinedBehavior)
+from ptxsim.errors import (ExecutionError, OperandError, PtxValidationError, TrapExecuted,
+                           UnsupportedFeature, UndefinedBehavior)
 from ptxsim.isa import base as isa_base
-from ptxsim.machine.executor import WAIT_CLUSTER
+from ptxsim.machine.executor import WAIT_CLUSTER, _reg_dtype
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.program import TYPE_BYTES
 from ptxsim.ptx.instruction import Address, Register, RegisterPair, SpecialRegister, Vector
@@ -66,7 +66,8 @@ def _advance(wave, idx):
 
 def handler(wave, pc: int, inst):
     op = inst.opcode
-    loc = f"line {inst.loc.line}: {inst}"
+    def loc():                         # the error prefix, made only for an error
+        return f"line {inst.loc.line}: {inst}"
     try:
         if op in BASE_OPS:
             return _base(wave, inst)
@@ -112,7 +113,7 @@ def handler(wave, pc: int, inst):
             return lambda idx: _advance(wave, idx)
         if op == "trap":
             def trap(idx):
-                raise TrapExecuted(f"{loc}: trap executed by thread {int(idx[0])}")
+                raise TrapExecuted(f"{loc()}: trap executed by thread {int(idx[0])}")
             return trap
         from ptxsim.machine import exec_async
         h = exec_async.handler(wave, pc, inst)
@@ -123,11 +124,32 @@ def handler(wave, pc: int, inst):
         if op in registry.HANDLERS:
             return _registered(wave, inst)
     except (OperandError, UnsupportedFeature, ExecutionError, UndefinedBehavior) as e:
-        raise type(e)(f"{loc}: {e}") from None
-    raise ExecutionError(f"{loc}: ptxsim has no semantics for '{inst.mnemonic}'")
+        raise type(e)(f"{loc()}: {e}") from None
+    except PtxValidationError as e:      # an isa legality check (target / PTX version notes)
+        if e.line is not None:
+            raise
+        raise type(e)(f"{e.message} ({inst})", line=inst.loc.line, col=inst.loc.col,
+                      file=inst.loc.file) from None
+    raise ExecutionError(f"{loc()}: ptxsim has no semantics for '{inst.mnemonic}'")
 
 
 # ------------------------------------------------------------------------------- arithmetic
+_KERNEL_DTYPES: dict = {}
+
+
+def _kernel_dtypes(mnemonic: str, fn):
+    """The operand dtypes of the fast kernel behind `fn` (isa.base: FAST_PATHS builder ->
+    (kernel, dtypes); `fn.kernel` is the kernel it built), or None without one."""
+    if mnemonic not in _KERNEL_DTYPES:
+        general, kernel = getattr(fn, "general", None), getattr(fn, "kernel", None)
+        got = None
+        if kernel is not None and getattr(general, "func", None) in isa_base.FAST_PATHS and \
+                general.func not in isa_base.WARP_FAST:
+            got = isa_base.FAST_PATHS[general.func](**general.keywords)
+        _KERNEL_DTYPES[mnemonic] = None if got is None else tuple(np.dtype(d) for d in got[1])
+    return _KERNEL_DTYPES[mnemonic]
+
+
 def _base(wave, inst):
     """Every base arithmetic / logic / compare / convert instruction (ptxsim.isa.base)."""
     fn = isa_base.semantics(inst.mnemonic)
@@ -160,34 +182,67 @@ def _base(wave, inst):
     carry_in = op in ("addc", "subc", "madc")
     writes_cc = inst.has(".cc")
     ftype = src_t if src_t in (".f32", ".f64", ".f16", ".bf16") else None
+    # operands decided once (Wave.reader / writer); selp's predicate as bool
+    readers, dtypes = zip(*[wave.reader(s, w, ftype) for s, w in zip(srcs, widths)]) \
+        if srcs else ((), ())
+    readers, dtypes = list(readers), list(dtypes)
+    if op == "selp" and dtypes[-1] != np.bool_:
+        rd_c = readers[-1]
+
+        def as_bool(idx, rd_c=rd_c):
+            c = rd_c(idx)
+            return c.astype(bool) if c.dtype != np.bool_ else c
+        readers[-1] = as_bool
+        dtypes[-1] = np.dtype(bool)
+    if carry_in:
+        readers.append(lambda idx: wave.cc[idx])
+        dtypes.append(np.dtype(bool))
+    # the fast kernel (isa.base._guarded) without its per-call dtype check when every operand's
+    # dtype is known here to be the kernel's (1-d arrays of idx.size: what its guard tests)
+    kdt = _kernel_dtypes(inst.mnemonic, fn)
+    if kdt is not None and len(kdt) == len(dtypes) and \
+            all(d is not None and d == k for d, k in zip(dtypes, kdt)):
+        fn = fn.kernel
+    pair = isinstance(dst, RegisterPair)
+    if pair:
+        w_first, w_second = wave.writer(dst.first), wave.writer(dst.second)
+    else:
+        w_dst = wave.writer(dst)
+    advance = wave.advance
+    nargs = len(readers)
+    if nargs == 2 and not writes_cc and op != "setp" and not pair:
+        r0, r1 = readers
+
+        def run2(idx):                   # the common case: d = f(a, b)
+            res = fn(r0(idx), r1(idx))
+            if isinstance(res, tuple):
+                res = res[0]
+            w_dst(idx, res)
+            advance(idx)
+        return run2
 
     def run(idx):
-        args = [wave.read(s, idx, w, ftype) for s, w in zip(srcs, widths)]
-        if op == "selp":
-            args[-1] = args[-1].astype(bool) if args[-1].dtype != np.bool_ else args[-1]
-        if carry_in:
-            args.append(wave.cc[idx])
-        res = fn(*args)
+        res = fn(*[r(idx) for r in readers])
         if writes_cc:
             res, cf = res
             wave.cc[idx] = np.asarray(cf, bool)
-        if op in ("setp",):
+        if op == "setp":
             p, q = res if isinstance(res, tuple) else (res, None)
-            if isinstance(dst, RegisterPair):
-                wave.write(dst.first, idx, p)
+            if pair:
+                w_first(idx, p)
                 if q is not None:
-                    wave.write(dst.second, idx, q)
+                    w_second(idx, q)
             else:
-                wave.write(dst, idx, p)
+                w_dst(idx, p)
         elif isinstance(res, tuple):
-            if isinstance(dst, RegisterPair):
-                wave.write(dst.first, idx, res[0])
-                wave.write(dst.second, idx, res[1])
+            if pair:
+                w_first(idx, res[0])
+                w_second(idx, res[1])
             else:
-                wave.write(dst, idx, res[0])
+                w_dst(idx, res[0])
         else:
-            wave.write(dst, idx, res)
-        wave.advance(idx)
+            w_dst(idx, res)
+        advance(idx)
     return run
 
 
@@ -281,20 +336,30 @@ def _mov(wave, inst):
             wave.write(dst, idx, acc.astype(UINT[w // 8]))
             wave.advance(idx)
         return pack
+    advance, put = wave.advance, wave.writer(dst)
     if t == ".pred":
+        rd = wave.reader(src, 1)[0]
+
         def movp(idx):
-            v = wave.read(src, idx, 1)
-            wave.write(dst, idx, v.astype(bool) if v.dtype != np.bool_ else v)
-            wave.advance(idx)
+            v = rd(idx)
+            put(idx, v.astype(bool) if v.dtype != np.bool_ else v)
+            advance(idx)
         return movp
+    rd, dt = wave.reader(src, w, ftype)
+    mask = np.uint64((1 << w) - 1 if w < 64 else (1 << 64) - 1)
+    if dt is not None and dt.itemsize * 8 <= w:          # no truncation: the value as read
+
+        def mov_plain(idx):
+            put(idx, rd(idx))
+            advance(idx)
+        return mov_plain
 
     def mov(idx):
-        v = wave.read(src, idx, w, ftype)
+        v = rd(idx)
         if v.dtype.itemsize * 8 > w:
-            v = (v.astype(np.uint64) & np.uint64((1 << w) - 1 if w < 64 else (1 << 64) - 1)).astype(
-                UINT[w // 8])
-        wave.write(dst, idx, v)
-        wave.advance(idx)
+            v = (v.astype(np.uint64) & mask).astype(UINT[w // 8])
+        put(idx, v)
+        advance(idx)
     return mov
 
 
@@ -355,26 +420,47 @@ def _ld(wave, inst):
             wave.advance(idx)
         return ld128
 
+    addr_of = wave.addresser(a)
+    direct = mem.direct_ok(space, size, vec)
+    has_cp = space in ("param", "generic")
+    puts = [_ld_put(wave, e, size, signed) for e in elems]
+    advance = wave.advance
+
     def run(idx):
-        cp = _callparam(wave, a) if space in ("param", "generic") else None
+        cp = _callparam(wave, a) if has_cp else None
         if cp is not None:
             raw = cp[idx, a.offset:a.offset + size * vec]
             vals = raw.copy().view(f"<u{size}").reshape(idx.size, vec)
         else:
-            addr = wave.addr(a, idx)
-            vals = mem.load(space, addr, size, vec=vec, thread=idx)
-        for k, e in enumerate(elems):
-            if isinstance(e, Register) and e.name == "_":
-                continue
-            v = vals[:, k]
+            addr = addr_of(idx)
+            vals = mem.load_direct(space, addr, size, vec, idx) if direct else None
+            if vals is None:
+                vals = mem.load(space, addr, size, vec=vec, thread=idx)
+        for k, put in enumerate(puts):
+            if put is not None:
+                put(idx, vals[:, k])
+        advance(idx)
+    return run
+
+
+def _ld_put(wave, e, size: int, signed: bool):
+    """function (idx, loaded (n,) uintN) writing one destination of ld: predicates get
+    `!= 0`, wider registers the sign- or zero-extension (9.7.9.8); None for the sink `_`."""
+    if isinstance(e, Register) and e.name == "_":
+        return None
+    dt = _reg_dtype(wave.declared(e.name)) if isinstance(e, Register) else None
+    if dt is None or dt == np.bool_:
+        def general(idx, v):
             r = wave.reg(e.name)
             if r.dtype == np.bool_:
                 wave.write(e, idx, v != 0)
-                continue
-            v = _extend(v, size, signed, r.dtype)
-            wave.write(e, idx, v)
-        wave.advance(idx)
-    return run
+                return
+            wave.write(e, idx, _extend(v, size, signed, r.dtype))
+        return general
+    w = wave.writer(e)
+    if signed and np.dtype(dt).itemsize > size:
+        return lambda idx, v: w(idx, _extend(v, size, signed, dt))
+    return w
 
 
 def _st(wave, inst):
@@ -396,21 +482,28 @@ def _st(wave, inst):
             wave.advance(idx)
         return st128
 
+    readers = [wave.reader(e, 8 * size, ftype)[0] for e in elems]
+    addr_of = wave.addresser(a)
+    direct = mem.direct_ok(space, size, vec)
+    has_cp = space in ("param", "generic")
+    mask = np.uint64((1 << 8 * size) - 1 if size < 8 else (1 << 64) - 1)
+
     def run(idx):
         vals = np.empty((idx.size, vec), UINT[size])
-        for k, e in enumerate(elems):
-            v = wave.read(e, idx, 8 * size, ftype)
+        for k, rd in enumerate(readers):
+            v = rd(idx)
             if v.dtype.kind in "ub":        # register bits: the cast keeps the low 8*size bits
                 vals[:, k] = v
             else:
-                vals[:, k] = (v.astype(np.uint64) & np.uint64(
-                    (1 << 8 * size) - 1 if size < 8 else (1 << 64) - 1)).astype(UINT[size])
-        cp = _callparam(wave, a) if space in ("param", "generic") else None
+                vals[:, k] = (v.astype(np.uint64) & mask).astype(UINT[size])
+        cp = _callparam(wave, a) if has_cp else None
         if cp is not None:
             cp[idx, a.offset:a.offset + size * vec] = vals.view(np.uint8).reshape(idx.size, -1)
             wave.advance(idx)
             return
-        mem.store(space, wave.addr(a, idx), vals, size, vec=vec, thread=idx)
+        addr = addr_of(idx)
+        if not (direct and mem.store_direct(space, addr, vals, size, vec, idx)):
+            mem.store(space, addr, vals, size, vec=vec, thread=idx)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size * vec)
         wave.advance(idx)
@@ -540,11 +633,12 @@ def _cvta(wave, inst):
     dst, src = inst.operands
     mem = wave.memory
 
+    rd, put, advance = wave.reader(src, 64)[0], wave.writer(dst), wave.advance
+    conv = mem.cvta_from_generic if to else mem.cvta_to_generic
+
     def run(idx):
-        v = wave.read(src, idx, 64).astype(np.uint64)
-        r = mem.cvta_from_generic(space, v) if to else mem.cvta_to_generic(space, v)
-        wave.write(dst, idx, r)
-        wave.advance(idx)
+        put(idx, conv(space, rd(idx).astype(np.uint64)))
+        advance(idx)
     return run
 
 
@@ -584,9 +678,10 @@ def _mapa(wave, inst):
 # ---------------------------------------------------------------------------- control flow
 def _bra(wave, pc, inst):
     target = wave.program.branch_target[pc]
+    pcs = wave.pc
 
     def run(idx):
-        wave.pc[idx] = target
+        pcs[wave._span if idx is wave._span_idx else idx] = target
     return run
 
 
@@ -687,16 +782,18 @@ def _stack_op(wave, inst):
     """stacksave.type d / stackrestore.type a / alloca.type ptr, size{, immAlign} (9.7.17) on
     the executing threads' stacks; the pointers are local-space addresses."""
     from ptxsim.isa import stack as isa_stack
+    from ptxsim.ptx.instruction import Immediate
     op = inst.opcode
-    t = _type(inst)
-    type_ = (t or ".u64")[1:]
-    if type_ not in isa_stack.TYPES:
-        raise OperandError(f"{op}: type .{type_} is not .u32 or .u64 (9.7.17)")
-    w = 32 if type_ == "u32" else 64
     ops = inst.operands
+    # 9.7.17's one table (isa/stack.py FORMS): qualifiers, operand kinds, immAlign, and the PTX
+    # ISA (7.3) / target (sm_52) notes against the module's .version and the launch target
+    isa_stack.check(op, inst.qualifiers,
+                    [int(o.value) if isinstance(o, Immediate) else getattr(o, "name", str(o))
+                     for o in ops], wave.launch.target, getattr(wave.launch, "ptx_version", None))
+    type_ = _type(inst)[1:]
+    w = 32 if type_ == "u32" else 64
     align = None
     if op == "alloca" and len(ops) > 2:
-        from ptxsim.ptx.instruction import Immediate
         if not isinstance(ops[2], Immediate):
             raise OperandError("alloca: immAlign must be an integer constant (9.7.17.3)")
         align = int(ops[2].value)
@@ -1049,6 +1146,11 @@ def _registered(wave, inst):
     op = inst.opcode
     h = registry.handler_for(op)
     guard, wants_state = registry.mode_of(op)
+    if op == "mma" and any(q.startswith(".sp") for q in inst.qualifiers):
+        # PTX ISA notes of 9.7.14.6.3 against the module's .version (the handler's own checks
+        # take the target)
+        from ptxsim.isa.mma_sp import form_of
+        form_of(inst).check_version(getattr(wave.launch, "ptx_version", None))
     bare = dataclasses.replace(inst, predicate=None)
     names = set()
     for o in inst.operands:

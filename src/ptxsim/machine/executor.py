@@ -16,6 +16,7 @@ Scheduling model (documented choice, docs/executor.md):
 """
 from __future__ import annotations
 
+import gc
 from collections import deque
 from dataclasses import dataclass
 
@@ -129,6 +130,7 @@ class Wave:
         # identity (`_at`), so a subset or any other array takes the general path.
         self._span_idx: np.ndarray | None = None
         self._span = slice(0, 0)
+        self._declared: dict = {}                         # Wave.declared
 
     def _at(self, idx):
         """`idx`, or the equivalent slice when `idx` is the current step's consecutive run."""
@@ -237,6 +239,129 @@ class Wave:
             raise OperandError("a register pair needs two values")
         raise OperandError(f"cannot write to operand {op}")
 
+    # ------------------------------------------------- compiled operands (decided once per pc)
+    # `reader` / `writer` return functions equal to `read` / `write` for one operand, with the
+    # operand's kind (register, special register, immediate, symbol) decided when the
+    # instruction is compiled instead of at every step; docs/executor.md "Performance". Register
+    # arrays are still looked up at each call (a register is created on its first use, as with
+    # `read`), and anything unusual (a %clock register, an unknown name, a .b128 register, a
+    # value of another dtype) takes `read` / `write` themselves, with their errors.
+    _CLOCKS = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%clock_hi",
+               "%globaltimer_hi")
+
+    def declared(self, name: str):
+        """`program.registers.get(name)`, remembered per wave (the table does not change)."""
+        try:
+            return self._declared[name]
+        except KeyError:
+            t = self._declared[name] = self.program.registers.get(name)
+            return t
+
+    def reader(self, op, width: int = 32, ftype: str | None = None):
+        """(function idx -> `read(op, idx, width, ftype)`, the dtype it returns or None)."""
+        def general(idx, op=op, width=width, ftype=ftype):
+            return self.read(op, idx, width, ftype)
+        if isinstance(op, SpecialRegister):
+            key = op.name + (op.selector or "")
+            arr = self.sregs.get(key)
+            if key in self._CLOCKS or arr is None:
+                return general, None
+
+            def sreg(idx):
+                if idx is self._span_idx:
+                    return arr[self._span].copy()
+                return arr[idx]
+            return sreg, arr.dtype
+        if isinstance(op, Register):
+            name = op.name
+            t = self.declared(name)
+            if t is None:                      # a symbol's address, or an error: `read` decides
+                return general, None
+            dt = _reg_dtype(t)
+            if dt is None:                     # .b128 (2-d) or an unsupported type
+                return general, None
+            regs, neg = self.regs, op.negated
+
+            def reg(idx):
+                r = regs.get(name)
+                if r is None:
+                    r = self.reg(name)
+                v = r[self._span].copy() if idx is self._span_idx else r[idx]
+                if neg:
+                    v = ~v
+                return v
+            return reg, np.dtype(dt)
+        if isinstance(op, Immediate):
+            try:
+                bits = self.imm_bits(op, width, ftype)
+            except OperandError:
+                return general, None
+            dt = np.dtype(UINT[max(width, 8) // 8] if width in (8, 16, 32, 64) else np.uint64)
+            return self._constant(bits, dt), dt
+        if isinstance(op, Label):
+            sym = self.launch.symbols.get(op.name)
+            if sym is None:
+                return general, None
+            return self._constant(sym.address + op.offset, np.dtype(np.uint64)), \
+                np.dtype(np.uint64)
+        return general, None
+
+    @staticmethod
+    def _constant(value, dt):
+        """idx -> a fresh array of `value` (dtype dt), one per thread of idx."""
+        made = {}
+
+        def const(idx):
+            a = made.get(idx.size)
+            if a is None:
+                a = made[idx.size] = np.full(idx.size, value, dt)
+            return a.copy()
+        return const
+
+    def writer(self, op):
+        """function (idx, value) -> `write(op, idx, value)`."""
+        def general(idx, value, op=op):
+            self.write(op, idx, value)
+        if getattr(op, "name", None) == "_":
+            return lambda idx, value: None
+        if not isinstance(op, Register):
+            return general
+        name = op.name
+        dt = _reg_dtype(self.declared(name))
+        if dt is None:
+            return general
+        dt = np.dtype(dt)
+        regs, nd = self.regs, np.ndarray
+
+        def reg(idx, value):
+            r = regs.get(name)
+            if type(value) is nd and value.dtype == dt and r is not None:
+                r[self._span if idx is self._span_idx else idx] = value
+            else:
+                self.write(op, idx, value)
+        return reg
+
+    def addresser(self, op: Address):
+        """function idx -> `addr(op, idx)`."""
+        off = op.offset & 0xFFFFFFFFFFFFFFFF
+        if op.base is None:
+            return self._constant(off, np.dtype(np.uint64))
+        name = op.base
+        sym = self.launch.symbols.get(name)
+        if self.declared(name) is None:
+            if sym is not None:
+                return self._constant((sym.address + off) & 0xFFFFFFFFFFFFFFFF,
+                                      np.dtype(np.uint64))
+            return lambda idx: self.addr(op, idx)          # undeclared: `reg` names the error
+        regs, u64, off64 = self.regs, np.uint64, np.uint64(off)
+
+        def reg(idx):
+            r = regs.get(name)
+            if r is None:
+                r = self.reg(name)
+            return r[self._span if idx is self._span_idx else idx].astype(u64, copy=False) + off64
+        return reg
+
     def addr(self, op: Address, idx) -> np.ndarray:
         """Address operand -> uint64 per thread (register value or symbol address + offset)."""
         if op.base is None:
@@ -263,11 +388,12 @@ class Wave:
         all_idx = np.arange(self.N)                      # every thread: the converged step
         all_idx.setflags(write=False)
         while True:
-            runnable = status == RUN
-            if not any_yielded and runnable.all():
+            # every thread runnable <=> no status is nonzero (RUN == 0): one pass, no temporary
+            if not any_yielded and not status.any():
                 p = int(pc.min())
                 idx = all_idx if p == int(pc.max()) else np.flatnonzero(pc == p)
             else:
+                runnable = status == RUN
                 turn = runnable & ~yielded if any_yielded else runnable
                 p = int(pc.min(where=turn, initial=never))
                 if p == never:                            # no thread may run in this turn
@@ -485,7 +611,10 @@ class Launch:
         module = ptx if isinstance(ptx, Module) else _parsed(ptx)
         self.module = module
         self.program = Program.build(module, kernel)
+        # what the handlers' isa checks receive (wave.launch.target / .ptx_version): the target
+        # the kernel runs on and the module's `.version` (None: unchecked, the newest ISA)
         self.target = target
+        self.ptx_version = module.version
         fn = self.program.function
         cl = cluster
         if cl is None and ".reqnctapercluster" in fn.directives:
@@ -578,6 +707,14 @@ class Launch:
         bar = _progress(geo.n_ctas) if self.progress else None
         done = 0
         cs = geo.cluster_size
+        # The objects that exist before the launch (the parsed module: ~10^5 instructions and
+        # operands) are set aside from the cyclic garbage collector while it runs, so that its
+        # full collections scan only what the launch makes (they cost ~100 ms each on the Triton
+        # kernel's heap). Nothing is freed earlier or later than a collection would (objects
+        # alive now stay alive during the launch); skipped when the caller froze objects itself.
+        frozen = gc.isenabled() and gc.get_freeze_count() == 0
+        if frozen:
+            gc.freeze()
         try:
             for i, ctas in enumerate(waves):
                 ctas = np.asarray([c for c in ctas if int(c) not in self.canceled], np.int64)
@@ -596,6 +733,8 @@ class Launch:
                 if bar:
                     bar[1](done, self.steps)
         finally:
+            if frozen:
+                gc.unfreeze()
             if bar:
                 bar[0].stop()
         return self

@@ -162,6 +162,9 @@ class GlobalMemory:
     def __init__(self):
         self.buffers: list[Buffer] = []
         self._next = GLOBAL_BASE
+        # memoised TMA row plans (tensormap._row_plan): they name buffers and offsets, so they
+        # are dropped whenever a buffer is mapped
+        self.plans: dict = {}
         self._bases = np.zeros(0, np.uint64)
         self._ends = np.zeros(0, np.uint64)
 
@@ -175,6 +178,7 @@ class GlobalMemory:
         self._bases = np.array([b.base for b in self.buffers], np.uint64)
         self._ends = np.array([b.end for b in self.buffers], np.uint64)
         self._base_list = [b.base for b in self.buffers]
+        self.plans.clear()
         return base
 
     def address_of(self, array) -> int:
@@ -564,6 +568,67 @@ class Memory:
             out[active] = self._read_parts(self._resolve(space, a, total, t, False), total, a.size,
                                            aligned=True)
         return out
+
+    # -- the executor's direct path ------------------------------------------------------------
+    # ld / st of global or shared::cta memory by every executing thread, in the common case
+    # only: one global buffer / shared offsets inside the CTA's bytes, every address aligned,
+    # a little-endian host. Same values as `load` / `store` (element-typed gathers / scatters of
+    # the same bytes, the scatter in thread order as theirs); None / False sends the access to
+    # `load` / `store`, which decide everything else and raise their errors. `thread` must be
+    # the executing threads (sorted, int64, in range: the executor's index arrays);
+    # `direct_ok(space, size, vec)` must hold (decided once per instruction).
+    @staticmethod
+    def direct_ok(space: str, size: int, vec: int) -> bool:
+        if not _TYPED or space not in ("global", "shared::cta") or size not in _SHIFT:
+            return False
+        try:
+            _check_access_shape(size, vec, space)
+        except OperandError:
+            return False
+        return True
+
+    def _direct(self, space: str, addr: np.ndarray, size: int, vec: int, thread):
+        """(typed element view, element index (n,) or (n, vec)) or None."""
+        total = size * vec
+        if not addr.size or addr.dtype != np.uint64 or (addr & np.uint64(total - 1)).any():
+            return None
+        if space == "global":
+            b, off = self.global_._one_buffer(addr, total)
+            if b is None:
+                return None
+            typed = _typed_view(b.u8, size)
+        else:
+            sh = self.shared
+            if sh.size % size or int(addr.max()) + total > sh.size or \
+                    not sh.data.flags.c_contiguous:
+                return None
+            if thread.dtype != np.int64:
+                return None
+            off = (thread // self.threads_per_cta) * sh.size + addr.view(np.int64)
+            typed = _typed_view(sh.data.reshape(-1), size)
+        if typed is None:
+            return None
+        i = off >> _SHIFT[size]
+        return typed, (i if vec == 1 else i[:, None] + np.arange(vec))
+
+    def load_direct(self, space: str, addr: np.ndarray, size: int, vec: int, thread):
+        """(n, vec) uintN as `load` gives, or None (see above)."""
+        got = self._direct(space, addr, size, vec, thread)
+        if got is None:
+            return None
+        typed, i = got
+        v = typed[i]
+        return v[:, None] if vec == 1 else v
+
+    def store_direct(self, space: str, addr: np.ndarray, values: np.ndarray, size: int,
+                     vec: int, thread) -> bool:
+        """`store` of (n, vec) uintN `values`; False where `store` must do it (see above)."""
+        got = self._direct(space, addr, size, vec, thread)
+        if got is None:
+            return False
+        typed, i = got
+        typed[i] = values[:, 0] if vec == 1 else values
+        return True
 
     def load(self, space: str, addr, size: int, *, vec: int = 1, mask=None,
              thread=None) -> np.ndarray:

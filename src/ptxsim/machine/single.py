@@ -90,6 +90,7 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
     prog = Program(None, None, [inst], {}, RegisterTable((), extra=types), [])
     launch = Launch.__new__(Launch)
     launch.program, launch.target = prog, target
+    launch.ptx_version = None        # one instruction, no module: the newest PTX ISA
     from ptxsim.machine.grid import LaunchGeometry
     from ptxsim.machine.memory import GlobalMemory
     from ptxsim.machine.watchdog import StepGuard

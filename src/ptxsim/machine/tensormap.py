@@ -22,6 +22,7 @@ stores; the complete-tx byte count is always the full box.
 """
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass, replace as _dc_replace
@@ -256,6 +257,17 @@ class TensorMap:
     def from_bytes(cls, blob) -> "TensorMap":
         blob = bytes(np.asarray(blob, np.uint8).tobytes() if not isinstance(blob, bytes)
                      else blob)
+        # memoised by the 128 bytes (the map is frozen: equal bytes, equal map); successes only
+        tm = _DECODED.get((cls, blob))
+        if tm is None:
+            tm = cls._decode(blob)
+            if len(_DECODED) >= 1024:
+                _DECODED.clear()
+            _DECODED[(cls, blob)] = tm
+        return tm
+
+    @classmethod
+    def _decode(cls, blob: bytes) -> "TensorMap":
         if len(blob) != SIZE or blob[:4] != MAGIC:
             raise UndefinedBehavior("the 128 bytes used as a tensor map are not a tensor map "
                                     "(ptxsim.TensorMap image); a garbage CUtensorMap is undefined")
@@ -358,11 +370,29 @@ def _check_smem_window(smem: np.ndarray, start: int, nbytes: int, align: int, wh
                                 space="shared::cta")
 
 
+_DECODED: dict = {}          # (class, 128 bytes) -> TensorMap (TensorMap.from_bytes)
+
+
 def _row_plan(tmap: TensorMap, coords, gmem: GlobalMemory):
     """Row-granular plan of a tile copy; rows are the box's dimension-0 runs in shared-memory
     order. Returns (valid (R, n0) bool, row byte offset in its buffer (R,), buffer per row (R,),
-    inner byte offsets (n0,) relative to the row)."""
+    inner byte offsets (n0,) relative to the row), read-only arrays. Memoised per global memory
+    (`GlobalMemory.plans`, emptied whenever a buffer is mapped) by (map, coordinates); only
+    successful plans are kept, so every error is raised again."""
     c = tmap._check_copy(coords)
+    key = (tmap, tuple(c))
+    plan = gmem.plans.get(key)
+    if plan is None:
+        plan = _make_row_plan(tmap, c, gmem)
+        for a in plan:
+            a.setflags(write=False)
+        if len(gmem.plans) >= 4096:
+            gmem.plans.clear()
+        gmem.plans[key] = plan
+    return plan
+
+
+def _make_row_plan(tmap: TensorMap, c, gmem: GlobalMemory):
     e, n = tmap.element_bytes, tmap.box_elements
     es = tmap.effective_element_strides
     inner = c[0] + np.arange(n[0], dtype=np.int64)
@@ -401,7 +431,19 @@ def _gather_index(off, inner_bytes, e):
 
 
 def _chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
-    """16-byte chunk numbers (rows, K) of the box in shared memory, swizzled."""
+    """16-byte chunk numbers (rows, K) of the box in shared memory, swizzled (memoised: a pure
+    function of the map's box / swizzle and the offset; a read-only array)."""
+    return _chunk_index_of(tmap, int(start), int(rows))
+
+
+@functools.lru_cache(maxsize=1024)
+def _chunk_index_of(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
+    out = _make_chunk_index(tmap, start, rows)
+    out.setflags(write=False)
+    return out
+
+
+def _make_chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
     k = tmap.box_elements[0] * tmap.element_bytes // 16
     lin = start + np.arange(rows)[:, None] * tmap.smem_row_pitch + 16 * np.arange(k)[None, :]
     return swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
