@@ -57,3 +57,35 @@ def test_mma_sp_ordered_metadata_at_8_5_runs():
     out = np.zeros(32, np.float32)
     ptxsim.launch(SP, "k", grid=1, block=32, args=[out], target="sm_90a")
     assert out.tolist() == [8.0] * 32
+
+
+# tcgen05 Tensor Memory handlers check their row's notes (isa/tmem*.py FORMS) against the launch
+# target once per instruction. ptxas 13.0 on this text with -arch=sm_90a: "line 9; error :
+# Instruction 'tcgen05.alloc' not supported on .target 'sm_90a'"; with -arch=sm_100a it assembles.
+TMEM_ALLOC = """
+.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>;
+  .shared .align 16 .b32 slot;
+  mov.u32 %r1, slot;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;
+  ld.shared.b32 %r2, [%r1];
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;
+  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+  ret;
+}
+"""
+
+
+def test_tensor_memory_instruction_on_a_target_without_it_is_refused_with_its_line():
+    with pytest.raises(PtxValidationError, match="sm_90a") as e:
+        ptxsim.launch(TMEM_ALLOC, "k", 1, 32, args=[np.zeros(4, np.uint32)], target="sm_90a")
+    assert e.value.line == 10                      # the tcgen05.alloc line of this text
+
+
+def test_tensor_memory_instructions_run_on_sm_100a():
+    run = ptxsim.launch(TMEM_ALLOC, "k", 1, 32, args=[np.zeros(4, np.uint32)], target="sm_100a")
+    assert run.target == "sm_100a" and run.steps > 0

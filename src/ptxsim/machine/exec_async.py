@@ -29,8 +29,26 @@ def _space(inst, default="generic"):
     return sp(inst, default)
 
 
+def _tcgen05_notes(wave, inst) -> None:
+    """The PTX ISA / Target ISA notes of a tcgen05 Tensor Memory instruction (its row in the isa
+    module's one table: isa/tmem.py, tmem_ldst.py, tmem_cp.py FORMS) against the launch target and
+    the module's .version, once per instruction when its handler is built (both are fixed for the
+    launch): e.g. tcgen05.alloc on sm_90a or tcgen05.ld.red on sm_100a is refused here, as ptxas
+    refuses it (docs/legality.md)."""
+    from ptxsim.isa import tmem, tmem_cp, tmem_ldst
+    from ptxsim.isa.legality import check_notes
+    op = inst.opcode
+    key = "tcgen05.ld.red" if op == "tcgen05.ld" and inst.has(".red") else op
+    for forms in (tmem.FORMS, tmem_ldst.FORMS, tmem_cp.FORMS):
+        if key in forms:
+            check_notes(forms[key], wave.launch.target, getattr(wave.launch, "ptx_version", None))
+            return
+
+
 def handler(wave, pc, inst):
     op = inst.opcode
+    if op.startswith("tcgen05.") and op != "tcgen05.mma":
+        _tcgen05_notes(wave, inst)
     if op in ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit"):
         return _alloc(wave, inst)
     if op in ("tcgen05.ld", "tcgen05.st"):
@@ -265,8 +283,8 @@ class _MmaBatch:
     the hardware may do (it reads them at some point between issue and completion), and the
     program may not change them before the completion it waits for (9.7.16.6)."""
 
-    def __init__(self, inst, target):
-        self.inst, self.target = inst, target
+    def __init__(self, inst, target, ptx_version=None):
+        self.inst, self.target, self.ptx_version = inst, target, ptx_version
         self.members = []            # (state, captured registers)
         self.finish = {}             # member -> finish() once its operands were read
 
@@ -281,7 +299,8 @@ class _MmaBatch:
             todo = [j for j in range(len(self.members)) if j not in self.finish]
             items = [(st, self.inst, vals.__getitem__) for st, vals in
                      (self.members[j] for j in todo)]
-            self.finish.update(zip(todo, execute_parsed_batch(items, self.target)))
+            self.finish.update(zip(todo, execute_parsed_batch(items, self.target,
+                                                              self.ptx_version)))
         return self.finish.pop(i)()
 
 
@@ -289,10 +308,11 @@ def _mma(wave, inst):
     from ptxsim.isa.tcgen05_mma import execute_parsed
     cg = _cta_group(inst)
     target = wave.launch.target
+    ptx = getattr(wave.launch, "ptx_version", None)
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        batch, used = (_MmaBatch(inst, target), set()) if len(idx) > 1 else (None, None)
+        batch, used = (_MmaBatch(inst, target, ptx), set()) if len(idx) > 1 else (None, None)
         for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
                                 _captured_all(wave, inst, idx)):
             st = pair_state(wave, cta) if cg == 2 else cta_state(wave, cta)
@@ -301,7 +321,7 @@ def _mma(wave, inst):
                 perform = batch.add(st, vals)
             else:
                 perform = (lambda st=st, vals=vals: execute_parsed(st, inst, vals.__getitem__,
-                                                                   target))
+                                                                   target, ptx))
             wave.proxy.issue(t, "mma", perform=perform, cta_group=cg, what=text)
         _adv(wave, idx)
     return run
