@@ -86,13 +86,15 @@ def _parse(instruction_text):
     return parse_instruction(instruction_text)
 
 
-def execute(instruction_text, registers: Mapping[str, object], *, target: str = "sm_90a",
+def execute(instruction_text, registers: Mapping[str, object], *, target: str | None = None,
             warps: int | None = None, state=None) -> dict[str, np.ndarray]:
     """Execute one PTX instruction for W warps and return its output registers.
 
     instruction_text: PTX text of one instruction (or a parsed `ptxsim.ptx.Instruction`).
     registers: register name as written in the text -> uint32 array (32*W,).
-    target: the `.target` the instruction is assembled for (legality and arithmetic profile).
+    target: the `.target` the instruction is assembled for (legality and arithmetic profile);
+        by default sm_100a for the tcgen05 instructions (they exist only from sm_100a) and
+        sm_90a for everything else (the H200 the recorded vectors come from).
     warps: W; by default taken from the register arrays.
     state: per-CTA state for instructions with effects beyond registers (e.g. a
         `ptxsim.isa.misc.MiscState` collecting brkpt / nanosleep / pmevent / setmaxnreg events,
@@ -101,6 +103,8 @@ def execute(instruction_text, registers: Mapping[str, object], *, target: str = 
         effects are then visible only as raised errors.
     """
     inst = _parse(instruction_text)
+    if target is None:
+        target = "sm_100a" if inst.opcode.startswith("tcgen05.") else "sm_90a"
     where = f"'{getattr(inst, 'text', '') or instruction_text}'"
     registry._load()
     from ptxsim.ptx.instruction import Instruction
