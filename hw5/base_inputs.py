@@ -228,9 +228,12 @@ def device_rows(form: dict, ops: dict) -> np.ndarray:
 
 def replay_registers(form: dict, ops: dict) -> dict:
     """The registers as ptxsim.execute takes them (.b16 uint16, .b32 uint32, .b64 uint64, .pred bool)."""
-    dt = {".b16": np.uint16, ".b32": np.uint32, ".b64": np.uint64}
-    return {n: (ops[n] != 0) if form["regs"][n][0] == ".pred" else ops[n].astype(dt[form["regs"][n][0]])
+    dt = {".b16": np.uint16, ".b32": np.uint32, ".b64": np.uint64, ".pred": np.bool_}
+    regs = {n: (ops[n] != 0) if form["regs"][n][0] == ".pred" else ops[n].astype(dt[form["regs"][n][0]])
             for n in form["inputs"]}
+    for n in form["outputs"]:   # destinations as declared in the kernel (their register width)
+        regs.setdefault(n, np.zeros(N, dt[form["regs"][n][0]]))
+    return regs
 
 
 def inputs_checksum(form: dict) -> str:

@@ -604,7 +604,9 @@ def _arith(instr, type, rnd, ftz, sat, xs, relu=False):
                     hi, lo = _two_sum(vals[0] * vals[1], vals[2])
             r = _round(hi, lo, fmt, rnd)
             r = _finish(r, fmt, ftz, sat, _tiny(hi, lo, fmt, rnd) if ftz else None)
-            if rnd == "rm" and instr != "mul":
+            if rnd == "rm" and instr != "mul" and not sat:
+                # .sat maps an exact zero to +0 even under .rm (H200, base_sm90.npz:
+                # add.rm.sat.f32 0x3f800001 + 0xbf800001 -> 0x0; fma.rm.sat.f32 -1*1+1 -> 0x0)
                 r = _rm_zero_sign(r, fmt, instr, vals)
             if relu:  # .relu: negative results -> +0; NaN -> canonical NaN (kept)
                 r = np.where(((r & sign_bit(fmt)) != 0) & ~is_nan(r, fmt), np.uint64(0), r)

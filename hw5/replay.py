@@ -1,0 +1,152 @@
+"""Replay recorded base-instruction forms through ptxsim.execute and compare bit for bit.
+
+    python hw5/replay.py [--family F] [--limit N] [--show K]      per-family bit-exact shares
+
+`replay(rec, v)` -> Result(match, total, ub_warps, error, bad_rows): rows are operand sets; a
+form whose execution raises UndefinedBehavior is re-run warp by warp, and warps that raise count as
+`ub_warps` (excluded from the comparison, the hardware value is not a defined result).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+import base_inputs as bi  # noqa: E402
+
+DATA = HERE.parent / "tests" / "data" / "hw" / "base_sm90.npz"
+
+
+class Record:
+    def __init__(self, path=DATA):
+        z = np.load(path)
+        self.instructions = [str(s) for s in z["instructions"]]
+        self.families = [str(s) for s in z["families"]]
+        self.forms = json.loads(str(z["forms"]))
+        for f, t in zip(self.forms, self.instructions):
+            f["instruction"] = t
+        self.outputs = z["outputs"]
+        self.offsets = z["row_offsets"]
+        self.checksums = [str(s) for s in z["inputs_checksums"]]
+        self.meta = {k: str(z[k]) for k in ("machine", "date_utc", "ptxas", "cupy", "arch")}
+
+    def __len__(self):
+        return len(self.instructions)
+
+    def expected(self, v):
+        """{output register: hardware bits as uint64 (N,)}."""
+        f, rows = self.forms[v], self.outputs[self.offsets[v]:self.offsets[v + 1]]
+        out, i = {}, 0
+        for n in f["outputs"]:
+            rt = f["regs"][n][0]
+            if rt == ".b64":
+                out[n] = rows[i].astype(np.uint64) | (rows[i + 1].astype(np.uint64) << np.uint64(32))
+                i += 2
+            else:
+                out[n] = rows[i].astype(np.uint64)
+                i += 1
+        return out
+
+
+@dataclasses.dataclass
+class Result:
+    match: int
+    total: int
+    ub_warps: int = 0
+    error: str | None = None
+    bad_rows: np.ndarray | None = None
+
+
+def _bits(x):
+    a = np.asarray(x)
+    if a.dtype == bool:
+        return a.astype(np.uint64)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]).astype(np.uint64)
+
+
+def _run(text, regs):
+    import ptxsim
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ptxsim.execute(text, regs)
+
+
+def replay(rec: Record, v: int) -> Result:
+    from ptxsim.errors import UndefinedBehavior
+    f = rec.forms[v]
+    ops = bi.operands(f)
+    if bi.checksum(bi.device_rows(f, ops)) != rec.checksums[v]:
+        return Result(0, bi.N, error="regenerated inputs differ from the recorded checksum")
+    regs = bi.replay_registers(f, ops)
+    exp = rec.expected(v)
+    ok = np.ones(bi.N, bool)
+    valid = np.ones(bi.N, bool)
+    try:
+        got = _run(f["instruction"], regs)
+        warps = [(slice(0, bi.N), got)]
+    except UndefinedBehavior:
+        warps = []
+        for w in range(bi.N // 32):
+            s = slice(32 * w, 32 * w + 32)
+            try:
+                warps.append((s, _run(f["instruction"], {k: a[s] for k, a in regs.items()})))
+            except UndefinedBehavior:
+                valid[s] = False
+    except Exception as e:  # noqa: BLE001  (a form ptxas accepts that ptxsim refuses is a finding)
+        return Result(0, bi.N, error=f"{type(e).__name__}: {e}")
+    for s, got in warps:
+        for n, e in exp.items():
+            ok[s] &= _bits(got[n]) == e[s]
+    bad = np.flatnonzero(valid & ~ok)
+    return Result(int((valid & ok).sum()), int(valid.sum()), int((~valid).sum() // 32), None, bad)
+
+
+def main():
+    import argparse
+    import collections
+    import time
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--family")
+    ap.add_argument("--match")
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--show", type=int, default=3)
+    a = ap.parse_args()
+    rec = Record()
+    idx = [v for v in range(len(rec)) if (not a.family or rec.families[v] == a.family)
+           and (not a.match or a.match in rec.instructions[v])][:a.limit]
+    agg = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+    t = time.time()
+    for v in idx:
+        r = replay(rec, v)
+        g = agg[rec.families[v]]
+        g[0] += 1
+        g[1] += r.match == r.total and r.error is None
+        g[2] += r.match
+        g[3] += r.total
+        g[4] += r.ub_warps
+        if r.error or r.match != r.total:
+            f = rec.forms[v]
+            msg = r.error or f"{r.total - r.match}/{r.total} rows differ"
+            print(f"MISMATCH {rec.instructions[v]}  {msg}")
+            if r.bad_rows is not None and a.show:
+                ops = bi.operands(f)
+                import ptxsim  # noqa: F401
+                exp = rec.expected(v)
+                for i in r.bad_rows[:a.show]:
+                    print("   in", {k: hex(int(x[i])) for k, x in ops.items()},
+                          "hw", {k: hex(int(x[i])) for k, x in exp.items()})
+    print(f"{len(idx)} forms in {time.time() - t:.1f}s")
+    for fam, (n, exact, m, tot, ub) in sorted(agg.items()):
+        print(f"{fam:6s} forms {exact}/{n} bit-exact; rows {m}/{tot} ({100 * m / max(tot, 1):.3f}%); UB warps {ub}")
+
+
+if __name__ == "__main__":
+    main()
