@@ -56,11 +56,36 @@ class Record:
         return out
 
 
+_F64_NAN_PICK = ("add", "sub", "mul", "fma", "mad", "min", "max")
+
+
+def nan_pick_rows(form: dict, ops: dict) -> np.ndarray:
+    """Rows whose f64 result is a NaN chosen among two or more NaN operands. Which one the H200
+    returns depends on the SASS operand order ptxas emits, not on the PTX text: in this sweep's
+    kernels `add/sub/mul.f64` return b (quieted) whatever its kind and `fma` b, then c, then a,
+    while the probes of tests/isa/test_floating.py (other kernels) saw the first quiet NaN of
+    (a, b, c) -- ptxsim's rule. These rows are counted and left out of the comparison."""
+    text = form["instruction"]
+    if ".f64" not in text or text.split(".")[0] not in _F64_NAN_PICK:
+        return np.zeros(bi.N, bool)
+    nan = [((ops[n] >> np.uint64(52)) & np.uint64(0x7FF)) == 0x7FF for n in form["inputs"]]
+    nan = [m & ((ops[n] & np.uint64((1 << 52) - 1)) != 0) for m, n in zip(nan, form["inputs"])]
+    return np.sum(nan, axis=0) >= 2
+
+
+# Rows the spec leaves undefined, replaced by a defined operand for the run and left out of the
+# comparison (ptxsim raises UndefinedBehavior for them: checked by `replay`): opcode ->
+# (register, predicate on its bits, replacement).
+UB_ROWS = {"fns": ("%b", lambda v: v > np.uint64(31), 0)}     # 9.7.1.x fns: base > 31
+
+
 @dataclasses.dataclass
 class Result:
     match: int
     total: int
     ub_warps: int = 0
+    nan_pick: int = 0
+    ub_rows: int = 0
     error: str | None = None
     bad_rows: np.ndarray | None = None
 
@@ -87,8 +112,23 @@ def replay(rec: Record, v: int) -> Result:
         return Result(0, bi.N, error="regenerated inputs differ from the recorded checksum")
     regs = bi.replay_registers(f, ops)
     exp = rec.expected(v)
+    ub_rows = np.zeros(bi.N, bool)     # rows the spec leaves undefined (UB_ROWS)
+    rule = UB_ROWS.get(f["instruction"].split(".")[0])
+    if rule is not None:
+        reg, pred, repl = rule
+        ub_rows = pred(ops[reg])
+        if ub_rows.any():   # ptxsim must refuse them
+            try:
+                bad_value = regs[reg][np.flatnonzero(ub_rows)[0]]
+                _run(f["instruction"], {k: (a[:32] if k != reg else np.full(32, bad_value, a.dtype))
+                                        for k, a in regs.items()})
+                return Result(0, bi.N, error="an undefined row ran without UndefinedBehavior")
+            except UndefinedBehavior:
+                pass
+        regs[reg] = np.where(ub_rows, np.asarray(repl, regs[reg].dtype), regs[reg])
     ok = np.ones(bi.N, bool)
     valid = np.ones(bi.N, bool)
+    pick = nan_pick_rows(f, ops)
     try:
         got = _run(f["instruction"], regs)
         warps = [(slice(0, bi.N), got)]
@@ -105,8 +145,11 @@ def replay(rec: Record, v: int) -> Result:
     for s, got in warps:
         for n, e in exp.items():
             ok[s] &= _bits(got[n]) == e[s]
+    ub = int((~valid).sum() // 32)
+    valid &= ~pick & ~ub_rows
     bad = np.flatnonzero(valid & ~ok)
-    return Result(int((valid & ok).sum()), int(valid.sum()), int((~valid).sum() // 32), None, bad)
+    return Result(int((valid & ok).sum()), int(valid.sum()), ub_warps=ub, nan_pick=int(pick.sum()),
+                  ub_rows=int(ub_rows.sum()), bad_rows=bad)
 
 
 def main():
@@ -122,7 +165,7 @@ def main():
     rec = Record()
     idx = [v for v in range(len(rec)) if (not a.family or rec.families[v] == a.family)
            and (not a.match or a.match in rec.instructions[v])][:a.limit]
-    agg = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+    agg = collections.defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     t = time.time()
     for v in idx:
         r = replay(rec, v)
@@ -132,6 +175,7 @@ def main():
         g[2] += r.match
         g[3] += r.total
         g[4] += r.ub_warps
+        g[5] += r.nan_pick
         if r.error or r.match != r.total:
             f = rec.forms[v]
             msg = r.error or f"{r.total - r.match}/{r.total} rows differ"
@@ -144,8 +188,9 @@ def main():
                     print("   in", {k: hex(int(x[i])) for k, x in ops.items()},
                           "hw", {k: hex(int(x[i])) for k, x in exp.items()})
     print(f"{len(idx)} forms in {time.time() - t:.1f}s")
-    for fam, (n, exact, m, tot, ub) in sorted(agg.items()):
-        print(f"{fam:6s} forms {exact}/{n} bit-exact; rows {m}/{tot} ({100 * m / max(tot, 1):.3f}%); UB warps {ub}")
+    for fam, (n, exact, m, tot, ub, pk) in sorted(agg.items()):
+        print(f"{fam:6s} forms {exact}/{n} bit-exact; rows {m}/{tot} ({100 * m / max(tot, 1):.3f}%); "
+              f"UB warps {ub}; f64 multi-NaN rows left out {pk}")
 
 
 if __name__ == "__main__":
