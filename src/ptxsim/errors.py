@@ -228,3 +228,10 @@ class FloatEnvironmentError(PtxsimError, RuntimeError):
     """The host's floating-point environment cannot give exact results: e.g. the x86 MXCSR
     flush-to-zero / denormals-are-zero bits are set in this thread (code built with -ffast-math
     does that when it is loaded), so subnormal results would silently become zero."""
+
+
+class UnlistedFormWarning(PtxsimError, UserWarning):
+    """ptxas accepts the form but the PTX ISA does not list it, and the H200 binary ptxas makes
+    of it computes something else than the spec's operation (e.g. fma.rz.bf16: the ISA lists
+    only .rn; measured results follow neither bf16 rounding); ptxsim's number is the spec's
+    operation with the named rounding, not the hardware's."""

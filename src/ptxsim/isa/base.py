@@ -254,8 +254,9 @@ def _semantics(opcode: str):
         _one(types, "type", opcode)
         bool_op = _one(sorted(f), "BoolOp", opcode) if f else None
         if bool_op is None:
-            return logic.lop3
-        return lambda a, b, c, imm_lut, q: logic.lop3(a, b, c, imm_lut, bool_op=bool_op, q=q)
+            return lambda a, b, c, imm_lut: logic.lop3(a, b, c, _imm_scalar(imm_lut))
+        return lambda a, b, c, imm_lut, q: logic.lop3(a, b, c, _imm_scalar(imm_lut),
+                                                      bool_op=bool_op, q=q)
     if op in ("shl", "shr"):
         _take(flags, set(), opcode)
         return P(getattr(logic, op), type=_one(types, "type", opcode))
@@ -338,6 +339,36 @@ def _setp(opcode, f, t):
     return general if got is None else _guarded(general, *got)
 
 
+def _imm_scalar(x):
+    """An immediate operand as the executor passes it (broadcast over the threads) -> the one
+    constant; an operand that differs between threads stays an array (and is refused by the
+    semantics function, e.g. lop3's immLut must be a constant)."""
+    a = np.asarray(x)
+    if a.ndim == 1 and a.size and np.all(a == a[0]):
+        return int(a[0])
+    return x
+
+
+_CHOP8 = {"u8", "s8"}
+
+
+def _cvt_relaxed(fn, dtype, atype):
+    """PTX relaxed type-checking for cvt's integer registers (measured on the H200,
+    tests/data/hw/base_sm90.npz): an 8-bit source in a wider register is chopped to its low
+    8 bits (cvt.u32.u8 of 0xbb83 converts 0x83), and an .s8 result is sign-extended into the
+    destination register (cvt.s8.u16 0x3c9 -> 0xffc9 in a .b16 register)."""
+    if atype not in _CHOP8 and dtype != "s8":
+        return fn
+
+    def run(a):
+        if atype in _CHOP8:
+            a = np.asarray(a)
+            a = a & np.asarray(0xFF, a.dtype) if a.dtype.kind in "iu" else a
+        r = fn(a)
+        return np.asarray(r).astype(np.uint8).view(np.int8) if dtype == "s8" else r
+    return run
+
+
 def _cvt(opcode, types, rnd, flags):
     if "pack" in flags:
         _take(flags, {"pack", "sat"}, opcode)
@@ -354,8 +385,9 @@ def _cvt(opcode, types, rnd, flags):
             raise illegal(opcode, ".ftz/.sat are not defined for the packed conversions")
         return functools.partial(convert.cvt_x2, dtype=dtype, atype=atype, rnd=rnd,
                                  relu="relu" in f, satfinite="satfinite" in f)
-    return functools.partial(convert.cvt, dtype=dtype, atype=atype, rnd=rnd, ftz="ftz" in f,
-                             sat="sat" in f, relu="relu" in f, satfinite="satfinite" in f)
+    return _cvt_relaxed(functools.partial(convert.cvt, dtype=dtype, atype=atype, rnd=rnd,
+                                          ftz="ftz" in f, sat="sat" in f, relu="relu" in f,
+                                          satfinite="satfinite" in f), dtype, atype)
 
 
 def _warp(opcode, op, types, flags):
