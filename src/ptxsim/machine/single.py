@@ -77,7 +77,10 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
                            f"{32 * warps}")
     # destinations the caller did not give take the width the instruction names
     dest = _dest_names(inst)
-    itype = (inst.types[0] if inst.opcode in ("cvt", "set") and inst.types else
+    # the destination's type: cvt / set / slct name it first (slct.dtype.ctype, 9.7.8.2),
+    # cvt.pack writes a 32-bit d whatever it packs (9.7.9.21); other instructions name it last
+    itype = (".b32" if inst.opcode == "cvt" and inst.has(".pack") else
+             inst.types[0] if inst.opcode in ("cvt", "set", "slct") and inst.types else
              inst.types[-1] if inst.types else ".b32")
     for name in dest:
         if name not in types:
