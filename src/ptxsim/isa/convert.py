@@ -101,55 +101,64 @@ def cvt(a, *, dtype: str, atype: str, rnd: str | None = None, ftz: bool = False,
     if dtype in INT_CVT:
         return _float_to_int(x, INT_TYPES[dtype], rnd, from_f64=fa is F64)
     fd = FMTS[dtype]
+    rounding = rnd
     if rnd in IRND:   # round to an integral value in the same format
         with np.errstate(invalid="ignore"):
             y = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[rnd](x)
         rnd = "rn"    # exact: an integral value of the format is representable
     else:
         y = x
+    nan_r = _cvt_nan(u, fa, fd, move=rounding is None and fd is fa and not ftz and not sat,
+                     ftz=ftz)
     if fd is F64:
-        # a NaN keeps its sign and payload, quieted (cvt.f64.f32 0xff800001 -> 0xfff8000020000000
-        # on an H200); for f64 -> f64 (.rni etc.) the f64 NaN rule applies
-        nan_bits = (u & sign_bit(fa)) << np.uint64(64 - fa.width) | np.uint64(0x7FF8 << 48) | (
-            (u & np.uint64((1 << fa.mbits) - 1)) << np.uint64(52 - fa.mbits))
-        r = np.where(np.isnan(y), nan_bits, np.asarray(y, np.float64).view(np.uint64))
-        r = _nan_measured(r, u, y, fa, fd, rnd, ftz, sat)
+        r = np.where(np.isnan(y), nan_r, np.asarray(y, np.float64).view(np.uint64))
         return out(_finish(r, F64, False, sat), 64)
     r = _round(y, np.zeros(1), fd, rnd or "rn")
-    if fa is F64 and fd in (F32, F16, BF16):
-        # from f64 a NaN keeps its sign and the payload's top bits, quieted (H200:
-        # cvt.rn.f32.f64 0xfff4000000000123 -> 0xffe00000, cvt.rn.f16.f64 -> 0xff00,
-        # cvt.rn.bf16.f64 0x7ff4000000000001 -> 0x7fe0); from f32 / f16 the result is canonical
-        # (cvt.rn.f16.f32 0xffc00001 -> 0x7fff, cvt.f32.f16 0x7d01 -> 0x7fffffff)
-        sh = np.uint64(64 - fd.width)
-        quiet = np.uint64(1 << (fd.mbits - 1))
-        nan_n = ((u >> sh) & sign_bit(fd)) | np.uint64(fd.inf) | quiet | (
-            (u >> np.uint64(52 - fd.mbits)) & np.uint64((1 << fd.mbits) - 1))
-        r = np.where(np.isnan(y), nan_n, r)
-    if fa is BF16 and fd is F32:
-        # cvt.f32.bf16 is a plain shift, NaNs included (H200: 0xff81 -> 0xff810000, not quieted)
-        r = np.where(np.isnan(y), u << np.uint64(16), r)
-    r = _nan_measured(r, u, y, fa, fd, rnd, ftz, sat)
+    if nan_r is not None:
+        r = np.where(np.isnan(y), nan_r, r)
     flush = ftz and fd is F32
     return out(_finish(r, fd, flush, sat, _tiny(y, np.zeros(1), fd, rnd or "rn") if flush
                        else None), fd.width)
 
 
-def _nan_measured(r, u, y, fa, fd, rnd, ftz, sat):
-    """NaN results of float -> float cvt measured on the H200 (tests/data/hw/base_sm90.npz)
-    where they differ from the general rules in `cvt`:
-    - .ftz f32 <- bf16 and f64 <- f32 give the canonical f32 NaN (cvt.ftz.f32.bf16 0xff81 ->
-      0x7fffffff, cvt.ftz.f64.f32 0xff800001 -> 0x7fffffffe0000000); without .ftz the payload
-      is kept;
-    - cvt.f32.f32 / cvt.f64.f64 with no rounding and no .ftz/.sat are moves: every NaN passes
-      unchanged, signalling ones too (0x7f800001 -> 0x7f800001, 0x7ff0000000000015 ->
-      0x7ff0000000000015); cvt.f16.f16 / cvt.bf16.bf16 canonicalise (0x7c01 -> 0x7fff)."""
-    nan = np.isnan(y)
-    if ftz and (fa, fd) in ((BF16, F32), (F32, F64)):
-        r = np.where(nan, np.uint64(0x7FFFFFFF if fd is F32 else 0x7FFFFFFFE0000000), r)
-    if fd is fa and fd in (F32, F64) and rnd is None and not ftz and not sat:
-        r = np.where(nan, u, r)
-    return r
+# The NaN a float -> float cvt returns (9.7.9.21 says only that a NaN stays a NaN), as the H200
+# gives it (probes in docs/base-instructions.md and the sweep, tests/data/hw/base_sm90.npz).
+# (source, destination) -> rule; pairs not listed give the destination's canonical NaN
+# (cvt.rn.f16.f32 0xffc00001 -> 0x7fff, cvt.f32.f16 0x7d01 -> 0x7fffffff, cvt.f16.f16
+# 0x7c01 -> 0x7fff).
+#   widen:  sign and payload kept, shifted up, quieted (cvt.f64.f32 0xff800001 ->
+#           0xfff8000020000000; f64 -> f64 with .rni etc. is the f64 NaN rule, shift 0)
+#   narrow: sign and the payload's top bits kept, quieted (cvt.rn.f32.f64 0xfff4000000000123 ->
+#           0xffe00000, cvt.rn.f16.f64 -> 0xff00, cvt.rn.bf16.f64 0x7ff4000000000001 -> 0x7fe0)
+#   shift:  a plain bit shift, not quieted (cvt.f32.bf16 0xff81 -> 0xff810000)
+CVT_NAN = {(F32, F64): "widen", (F16, F64): "widen", (BF16, F64): "widen", (F64, F64): "widen",
+           (F64, F32): "narrow", (F64, F16): "narrow", (F64, BF16): "narrow",
+           (BF16, F32): "shift"}
+# with .ftz these give the canonical f32 NaN instead (cvt.ftz.f32.bf16 0xff81 -> 0x7fffffff,
+# cvt.ftz.f64.f32 0xff800001 -> 0x7fffffffe0000000)
+CVT_NAN_FTZ_CANONICAL = {(BF16, F32): 0x7FFFFFFF, (F32, F64): 0x7FFFFFFFE0000000}
+
+
+def _cvt_nan(u, fa, fd, move: bool, ftz: bool):
+    """The result bits of cvt.<fd>.<fa> where the input `u` is a NaN (CVT_NAN), or None for the
+    canonical NaN that rounding gives.  `move`: cvt.f32.f32 / cvt.f64.f64 with no rounding,
+    .ftz or .sat, which passes every NaN unchanged, signalling ones too (0x7f800001 ->
+    0x7f800001, 0x7ff0000000000015 -> 0x7ff0000000000015)."""
+    if move and fd in (F32, F64):
+        return u
+    if ftz and (fa, fd) in CVT_NAN_FTZ_CANONICAL:
+        return np.uint64(CVT_NAN_FTZ_CANONICAL[fa, fd])
+    rule = CVT_NAN.get((fa, fd))
+    if rule == "widen":
+        return (u & sign_bit(fa)) << np.uint64(64 - fa.width) | np.uint64(0x7FF8 << 48) | (
+            (u & np.uint64((1 << fa.mbits) - 1)) << np.uint64(52 - fa.mbits))
+    if rule == "narrow":
+        return ((u >> np.uint64(64 - fd.width)) & sign_bit(fd)) | np.uint64(fd.inf) | \
+            np.uint64(1 << (fd.mbits - 1)) | \
+            ((u >> np.uint64(52 - fd.mbits)) & np.uint64((1 << fd.mbits) - 1))
+    if rule == "shift":
+        return u << np.uint64(fd.width - fa.width)
+    return None
 
 
 def _int_to_int(u, src, dst, sat):
