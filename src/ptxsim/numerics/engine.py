@@ -12,7 +12,7 @@ from ptxsim.errors import OperandError
 from ptxsim.numerics import backend, emulated, fdpa
 from ptxsim.numerics.integer import INT32_MAX, INT32_MIN, int_mma
 from ptxsim.numerics.params import check_types, params
-from ptxsim.numerics.unpack import Unpacked, raw_bits, unpack, unpack_int
+from ptxsim.numerics.unpack import Unpacked, decode, raw_bits, unpack, unpack_int
 from ptxsim.types.formats import FORMATS
 
 _OUT_DTYPE = {"f32": np.uint32, "s32": np.uint32, "f16": np.uint16}
@@ -41,9 +41,9 @@ def _c_values(C: np.ndarray, ctype: str) -> np.ndarray:
     return unpack(C, ctype).value
 
 
-# e2m1 bits -> twice the value (the grouped kinds' elements, as _fdpa.c takes them); checked
-# against `decode` by tests/numerics/test_backend.py
-_E2M1_HALVES = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.int16)
+# e2m1 bits -> twice the value (the grouped kinds' elements, as _fdpa.c takes them), from the
+# format table's own decoder
+_E2M1_HALVES = fdpa.e2m1_halves(decode(np.arange(16, dtype=np.uint32), "e2m1").value)
 
 
 def _c_operand(x: Unpacked, s: Unpacked | None, block: int | None, axis: int):
