@@ -5,7 +5,10 @@ encodings; decode/encode and the numerics engine read it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from ptxsim.errors import FormatError
 
 
 @dataclass(frozen=True)
@@ -73,9 +76,11 @@ class Format:
 
     @property
     def max_finite(self) -> float:
-        from ptxsim.types.codec import decode
-        shift = self.storage_bits - self.bits if self.name == "tf32" else 0   # tf32: b32 image
-        return float(decode(self.max_finite_code << shift, self))
+        """MAX_NORM as a number: 2^(e - bias) * (1 + m / 2^mbits) of `max_finite_code` (a normal
+        number in every format; ue8m0: 2^127)."""
+        code = self.max_finite_code
+        e, m = code >> self.mbits, code & ((1 << self.mbits) - 1)
+        return math.ldexp(1.0 + m / (1 << self.mbits), e - self.bias)
 
     @property
     def min_subnormal(self) -> float:
@@ -113,7 +118,6 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
 
 
 def get_format(name: str) -> Format:
-    from ptxsim.errors import FormatError
     try:
         return FORMATS[name]
     except KeyError:
