@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptxsim.machine import exec_ops
+from ptxsim.machine.handlers import arith
 from ptxsim.machine.executor import Launch, Wave, launch
 from ptxsim.machine.memory import GlobalMemory, Memory
 from ptxsim.ptx.instruction import Address, Immediate, Label, Register, SpecialRegister
@@ -167,11 +167,11 @@ def test_fast_kernel_dtypes():
     """add.s32 / setp.lt.u32 work on 32-bit containers (9.7.1, 9.7.4): the kernel's operand
     dtypes are two uint32; a form without a fast kernel has none."""
     from ptxsim.isa import base
-    assert exec_ops._kernel_dtypes("add.s32", base.semantics("add.s32")) == \
+    assert arith._kernel_dtypes("add.s32", base.semantics("add.s32")) == \
         (np.dtype(np.uint32),) * 2
-    assert exec_ops._kernel_dtypes("add.s64", base.semantics("add.s64")) == \
+    assert arith._kernel_dtypes("add.s64", base.semantics("add.s64")) == \
         (np.dtype(np.uint64),) * 2
-    assert exec_ops._kernel_dtypes("bfe.u32", base.semantics("bfe.u32")) is None
+    assert arith._kernel_dtypes("bfe.u32", base.semantics("bfe.u32")) is None
 
 
 # ------------------------------------------------------------------------- memory direct path
@@ -249,7 +249,7 @@ def _general_only(monkeypatch):
         lambda idx, v: self.write(op, idx, v)))
     monkeypatch.setattr(Wave, "addresser", lambda self, op: (lambda idx: self.addr(op, idx)))
     monkeypatch.setattr(Memory, "direct_ok", staticmethod(lambda space, size, vec: False))
-    monkeypatch.setattr(exec_ops, "_kernel_dtypes", lambda mnemonic, fn: None)
+    monkeypatch.setattr(arith, "_kernel_dtypes", lambda mnemonic, fn: None)
 
 
 TRITON = Path(__file__).parents[1] / "data" / "ptx" / "triton" / "matmul_bf16.ptx"
@@ -322,7 +322,7 @@ def test_wait_and_wait_group_complete_what_the_queue_scan_completes():
     """`wait` / `wait_group` find their operations through each issuer's own list; a reference
     proxy with the original whole-queue scan (`_complete_where`) must complete the same
     operations in the same order, over random programs of 4 issuers (with a group that holds
-    another issuer's operation, as exec_async's cp.async does)."""
+    another issuer's operation, as handlers.tma's cp.async does)."""
     from ptxsim.machine.async_proxy import AsyncProxy
 
     class Scan(AsyncProxy):

@@ -204,7 +204,7 @@ def test_random_roundtrip_against_numpy_views():
 
 
 def test_pack_params_layout_and_tensor_map_through_generic_param():
-    from ptxsim.machine.memory import pack_params
+    from ptxsim.machine.params import pack_params
     from ptxsim.machine.tensormap import TensorMap
     g = GlobalMemory()
     A = np.zeros((64, 64), np.uint16)

@@ -1,5 +1,5 @@
 """Opcode -> semantics dispatch of the instruction families that register themselves (mma.sp,
-misc, tcgen05.mma, ...). The kernel executor (`ptxsim.machine.exec_ops`) implements the base,
+misc, tcgen05.mma, ...). The kernel executor (`ptxsim.machine.handlers`) implements the base,
 memory, control-flow and asynchronous instructions itself and falls back to these handlers for
 the rest; `ptxsim.execute` uses them directly for registered opcodes and the executor otherwise.
 

@@ -11,6 +11,7 @@ valid immediate for a `.s32` or `.b32` operand). Anything wider is an OperandErr
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,3 +155,61 @@ def smul128(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hi = hi - np.where((a & top) != 0, b, np.uint64(0)) - np.where((b & top) != 0, a,
                                                                      np.uint64(0))
     return hi, lo
+
+
+# ---------------------------------------------------------------- a caller's register file
+LANES = 32
+
+
+class RegisterFile:
+    """Read-only view of the caller's registers, validated once: every array has the same
+    shape (32*W,), holds uint32 bits, and a missing name is an OperandError naming it."""
+
+    def __init__(self, registers: Mapping[str, object], warps: int | None, where: str):
+        self.where = where
+        self._regs: dict[str, np.ndarray] = {}
+        self.warps = warps
+        for name, value in registers.items():
+            arr = self._bits(name, value)
+            if self.warps is None:
+                if arr.shape[0] % LANES or arr.shape[0] == 0:
+                    raise OperandError(f"{where}: register {name} has {arr.shape[0]} threads; "
+                                       f"expected a multiple of {LANES} (32 per warp)")
+                self.warps = arr.shape[0] // LANES
+            if arr.shape != (LANES * self.warps,):
+                raise OperandError(f"{where}: register {name} has shape {arr.shape}; expected "
+                                   f"({LANES * self.warps},) = 32 threads x {self.warps} warps")
+            self._regs[name] = arr
+
+    @staticmethod
+    def _bits(name: str, value) -> np.ndarray:
+        arr = np.asarray(value)
+        if arr.ndim != 1:
+            raise OperandError(f"register {name}: expected a 1-D array of per-thread bits, got "
+                               f"shape {arr.shape}")
+        if arr.dtype == np.uint32:
+            return arr
+        if arr.dtype == np.int32 or arr.dtype == np.float32:
+            return arr.view(np.uint32)
+        if np.issubdtype(arr.dtype, np.integer):
+            if arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+                raise OperandError(f"register {name}: values outside 0..2**32-1 are not 32-bit "
+                                   "register bits")
+            return arr.astype(np.uint32)
+        raise OperandError(f"register {name}: dtype {arr.dtype} is not raw register bits "
+                           "(use uint32, int32 or float32)")
+
+    def subset(self, warp_mask: np.ndarray) -> "RegisterFile":
+        """The registers of the warps where `warp_mask` (W,) is true."""
+        sub = {n: a.reshape(-1, LANES)[warp_mask].reshape(-1) for n, a in self._regs.items()}
+        return RegisterFile(sub, int(np.count_nonzero(warp_mask)), self.where)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._regs
+
+    def read(self, name: str) -> np.ndarray:
+        try:
+            return self._regs[name]
+        except KeyError:
+            raise OperandError(f"{self.where}: register {name} is read but not given in "
+                               "`registers`") from None

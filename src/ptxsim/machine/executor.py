@@ -25,24 +25,18 @@ import numpy as np
 from ptxsim.errors import DeadlockError, OperandError, UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine.async_proxy import AsyncProxy
 from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
+from ptxsim.machine.handlers import cluster_update, handler
 from ptxsim.machine.mbarrier import Mbarriers
 from ptxsim.machine.memory import GlobalMemory, Memory
-from ptxsim.machine.program import TYPE_BYTES, Program
-from ptxsim.machine.watchdog import StepGuard, Wait, deadlock_error
+from ptxsim.machine.params import pack_params
+from ptxsim.machine.program import TYPE_BYTES, UINT, Program
+from ptxsim.machine.program import reg_dtype as _reg_dtype
+from ptxsim.machine.watchdog import (BLOCKED, EXITED, NO_WAIT, RUN, WAIT_BAR, WAIT_CLUSTER,
+                                     WAIT_MBAR, StepGuard, Wait, deadlock_error)
 from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, RegisterPair,
                                     SpecialRegister)
 
-RUN, BLOCKED, EXITED = 0, 1, 2
-# why a BLOCKED thread waits (Wave.wait_kind); the details live in per-thread arrays
-NO_WAIT, WAIT_MBAR, WAIT_BAR, WAIT_CLUSTER = 0, 1, 2, 3
 DEFAULT_WAVE_THREADS = 16384
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-def _reg_dtype(t: str | None):
-    if t is None:
-        return None
-    if t == ".pred":
-        return np.bool_
-    return UINT.get(TYPE_BYTES.get(t, 0))
 
 
 def _align(x: int, a: int) -> int:
@@ -447,7 +441,6 @@ class Wave:
         for cta in np.unique(self.cta_of[idx]):
             for key in [k for k in self.bars if k[0] == cta]:
                 self._bar_check(key)
-        from ptxsim.machine.exec_ops import cluster_update
         cluster_update(self, np.unique(self.cta_of[idx] // self.launch.geometry.cluster_size))
 
     def wake(self) -> bool:
@@ -518,8 +511,7 @@ class Wave:
     # --------------------------------------------------------------------------- compilation
     def compile(self, pc: int):
         inst = self.program.instructions[pc]
-        from ptxsim.machine import exec_ops          # instruction handlers
-        body = exec_ops.handler(self, pc, inst)
+        body = handler(self, pc, inst)              # machine/handlers: the dispatch table
         pred = inst.predicate
         if pred is None:
             return body
@@ -637,7 +629,6 @@ class Launch:
             # `.ptr .global .align N` is the pointee's alignment, not the parameter's
             align = natural if ".ptr" in p.attrs else max(p.align or 1, natural)
             decls.append((size, align))
-        from ptxsim.machine.memory import pack_params
         self.args = list(args)
         image, offsets = pack_params(decls, self.args, self.gmem)
         self.param_image = image

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import dataclasses
 
+import numpy as np
+
 from ptxsim.errors import OperandError, PtxValidationError, UnsupportedFeature
 from ptxsim.ptx.instruction import (Address, Group, Instruction, Predicate, Register,
                                     RegisterPair, Vector)
@@ -21,6 +23,17 @@ TYPE_BYTES = {
     ".tf32": 4, ".b64": 8, ".u64": 8, ".s64": 8, ".f64": 8, ".b128": 16,
     ".e4m3": 1, ".e5m2": 1, ".e4m3x2": 2, ".e5m2x2": 2,
 }
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def reg_dtype(t: str | None):
+    """The numpy dtype of a register declared with type `t` (raw bits: uint8..uint64, bool for
+    .pred), None for an undeclared register or a type without one (.b128 is (N, 2) uint64)."""
+    if t is None:
+        return None
+    if t == ".pred":
+        return np.bool_
+    return UINT.get(TYPE_BYTES.get(t, 0))
 
 
 @dataclass
@@ -127,7 +140,7 @@ class Program:
             calls[name] = {_callee_name(i) for i in insts[start:] if i.opcode == "call"}
             todo += [i for i in insts[start:] if i.opcode == "call"]
         # functions that can call themselves (a cycle of the call graph) save their registers
-        # and parameters per call (exec_ops._call / _ret)
+        # and parameters per call (handlers.control._call / _ret)
         for name, callee in functions.items():
             seen, stack = set(), list(calls.get(name, ()))
             while stack:

@@ -8,8 +8,15 @@ from collections.abc import Mapping
 import numpy as np
 
 from ptxsim.errors import OperandError
+from ptxsim.isa.cta import CtaState
 from ptxsim.isa.stack import Stack
-from ptxsim.machine.program import Program
+from ptxsim.machine.executor import Launch, Wave
+from ptxsim.machine.grid import LaunchGeometry
+from ptxsim.machine.handlers import attach_stack
+from ptxsim.machine.mbarrier import Mbarriers
+from ptxsim.machine.memory import GlobalMemory
+from ptxsim.machine.program import TYPE_BYTES, Program
+from ptxsim.machine.watchdog import StepGuard
 from ptxsim.ptx.instruction import Register, RegisterPair, Vector
 from ptxsim.ptx.module import RegisterTable
 
@@ -44,7 +51,6 @@ def _operand_names(inst) -> list[str]:
 
 def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, where: str,
                 state=None):
-    from ptxsim.machine.executor import Launch, Wave
     regs, types = {}, {}
     n = None
     for name, value in registers.items():
@@ -94,19 +100,14 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
     launch = Launch.__new__(Launch)
     launch.program, launch.target = prog, target
     launch.ptx_version = None        # one instruction, no module: the newest PTX ISA
-    from ptxsim.machine.grid import LaunchGeometry
-    from ptxsim.machine.memory import GlobalMemory
-    from ptxsim.machine.watchdog import StepGuard
     launch.geometry = LaunchGeometry.make(1, 32 * warps)
     launch.dynamic_shared, launch.static_shared, launch.local_bytes = 0, 0, 0
     launch.param_image, launch.const_image = b"", b""
     launch.gmem, launch.symbols, launch.steps = GlobalMemory(), {}, 0
     launch.guard = StepGuard()
     wave = Wave(launch, np.array([0]))
-    from ptxsim.isa.cta import CtaState
     if isinstance(state, CtaState):
         # the caller's CTA: its shared memory bytes and Tensor Memory
-        from ptxsim.machine.mbarrier import Mbarriers
         sh = wave.memory.shared
         sh.data = state.smem.reshape(1, -1)
         sh.size = sh.static_bytes = state.smem.size
@@ -119,7 +120,6 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
         if state.threads != 32 * warps:
             raise OperandError(f"{where}: the Stack has {state.threads} threads; this call runs "
                                f"{32 * warps}")
-        from ptxsim.machine.exec_ops import attach_stack
         attach_stack(wave, state)
     elif state is not None:
         raise OperandError(f"{where}: state must be a ptxsim.isa.cta.CtaState or a "
@@ -135,7 +135,6 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
 
 
 def _container(t: str, inst) -> str:
-    from ptxsim.machine.program import TYPE_BYTES
     if inst.opcode in ("mul", "mad") and inst.has(".wide"):
         return {2: ".b32", 4: ".b64"}.get(TYPE_BYTES.get(t, 4), ".b64")
     return {1: ".b16", 2: ".b16", 4: ".b32", 8: ".b64"}.get(TYPE_BYTES.get(t, 4), ".b32")

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptxsim.errors import OperandError, UnsupportedFeature
+from ptxsim.machine.handlers.common import callparam
+from ptxsim.ptx.instruction import Address
 
 MAX_STRING = 1 << 16
 
@@ -141,8 +143,6 @@ def render(wave, parts, values, thread: int) -> str:
 
 def vprintf_handler(wave, inst, actual: list[str], ret: str | None):
     """call (ret), vprintf, (fmt, args): format, emit, write the return value."""
-    from ptxsim.machine.exec_ops import _callparam
-    from ptxsim.ptx.instruction import Address
     if len(actual) != 2:
         raise OperandError(f"vprintf takes 2 parameters (format, argument buffer), the call "
                            f"passes {len(actual)}")
@@ -150,8 +150,8 @@ def vprintf_handler(wave, inst, actual: list[str], ret: str | None):
     launch = wave.launch
 
     def run(idx):
-        fmt_p = _callparam(wave, Address(actual[0]))[idx, :8].copy().view("<u8")[:, 0]
-        arg_p = _callparam(wave, Address(actual[1]))[idx, :8].copy().view("<u8")[:, 0]
+        fmt_p = callparam(wave, Address(actual[0]))[idx, :8].copy().view("<u8")[:, 0]
+        arg_p = callparam(wave, Address(actual[1]))[idx, :8].copy().view("<u8")[:, 0]
         nargs = np.zeros(idx.size, np.int64)
         lines = launch.printf
         geo = launch.geometry
@@ -178,7 +178,7 @@ def vprintf_handler(wave, inst, actual: list[str], ret: str | None):
                 lines.append(PrintfLine(tuple(int(x) for x in geo.ctaid(cta)), tid, text))
                 sys.stdout.write(text)
         if ret is not None:
-            r = _callparam(wave, Address(ret))
+            r = callparam(wave, Address(ret))
             r[idx, :4] = nargs.astype("<i4").view(np.uint8).reshape(idx.size, 4)
         wave.advance(idx)
     return run

@@ -1,0 +1,122 @@
+"""The kernel executor's instruction handlers, one module per family, and the dispatch table.
+
+`handler(wave, pc, inst)` returns a function of the active thread indices that performs the
+instruction for all of them at once (one numpy operation over threads, warps and CTAs) and
+moves their program counters. The handlers reach the machine through the wave (`Wave.read /
+write / reader / writer / addr`, `wave.memory`, `wave.mbar`, `wave.proxy`) and the semantics
+through `ptxsim.isa`; they never import the executor (docs/ARCHITECTURE.md).
+
+module        opcodes
+arith         the base arithmetic / logic / compare / convert set (BASE_OPS), shfl / vote /
+              match / redux / elect / activemask, mov, the video instructions
+memory        ld, ldu, st, atom, red, cvta, isspacep, mapa, getctarank
+control       bra, brx, call (vprintf -> printf), ret, trap  (exit: Wave.exit_threads)
+stack         stacksave, stackrestore, alloca
+sync          bar / barrier (.sync, .arrive, .red; bar.warp.sync), barrier.cluster, mbarrier.*
+tcgen05       tcgen05.alloc / dealloc / relinquish_alloc_permit / ld / st / wait / mma /
+              commit / cp / shift
+tma           cp.async.bulk.tensor, cp.async.bulk, cp.async, the commit_group / wait_group /
+              wait_all of both families, cp.async.mbarrier.arrive, tensormap.replace
+matrix        ldmatrix, stmatrix
+clc           clusterlaunchcontrol.try_cancel / query_cancel
+printf        the vprintf system call (device printf)
+registered    every family of `ptxsim.isa.registry` not above (mma, mma.sp, brkpt, pmevent, ...)
+(no effect)   NO_OPS: fences, membar, prefetch, nanosleep, setmaxnreg, ...
+
+A new instruction: its semantics in `ptxsim.isa`, a builder `_name(wave, inst)` in the module of
+its family, and one row in `TABLE` below (docs/ARCHITECTURE.md, "Adding an instruction").
+"""
+from __future__ import annotations
+
+from ptxsim.errors import ExecutionError, OperandError, PtxValidationError, UnsupportedFeature, \
+    UndefinedBehavior
+from ptxsim.isa import registry
+from ptxsim.machine.handlers import (arith, clc, control, matrix, memory, registered, stack, sync,
+                                     tcgen05, tma)
+from ptxsim.machine.handlers.stack import attach_stack  # noqa: F401 (ptxsim.execute state=Stack)
+from ptxsim.machine.handlers.sync import cluster_update  # noqa: F401 (Wave.exit_threads)
+
+# instructions accepted with no effect on results (docs/executor.md)
+NO_OPS = {"fence", "membar", "prefetch", "prefetchu", "nanosleep", "griddepcontrol",
+          "setmaxnreg", "fence.proxy", "cp.async.bulk.prefetch",
+          "cp.async.bulk.prefetch.tensor", "applypriority", "discard", "createpolicy",
+          "tcgen05.fence", "tensormap.cp_fenceproxy"}
+
+
+def _noop(wave, pc, inst):
+    return wave.advance
+
+
+def _exit(wave, pc, inst):
+    return wave.exit_threads
+
+
+def _bar(wave, pc, inst):
+    if inst.has(".warp"):                 # bar.warp.sync membermask (9.7.13.2)
+        return wave.advance
+    if inst.has(".cluster"):
+        return None
+    return sync._bar(wave, inst)
+
+
+def _w(build):
+    """A builder of (wave, inst) as a table entry of (wave, pc, inst)."""
+    return lambda wave, pc, inst: build(wave, inst)
+
+
+TABLE = {}
+TABLE.update({op: _w(arith._base) for op in arith.BASE_OPS})
+TABLE.update({op: _w(arith._warp) for op in arith.WARP_OPS})
+TABLE["mov"] = _w(arith._mov)
+TABLE.update({op: _w(arith._video) for op in arith.VIDEO_OPS})
+TABLE.update({"ld": _w(memory._ld), "ldu": _w(memory._ld), "st": _w(memory._st),
+              "atom": _w(memory._atom), "red": _w(memory._atom), "cvta": _w(memory._cvta),
+              "isspacep": _w(memory._isspacep), "mapa": _w(memory._mapa),
+              "getctarank": _w(memory._mapa)})
+TABLE.update({"bra": control._bra, "brx": control._brx, "call": control._call,
+              "ret": lambda wave, pc, inst: control._ret(wave), "exit": _exit,
+              "trap": _w(control._trap)})
+TABLE.update({op: _w(stack._stack_op) for op in stack.STACK_OPS})
+TABLE.update({"bar": _bar, "barrier": _bar, "barrier.cluster": _w(sync._cluster_bar)})
+TABLE.update({op: _w(sync._mbarrier) for op in sync.MBARRIER_OPS})
+TABLE.update({op: _noop for op in NO_OPS})
+TABLE.update({op: _w(tcgen05.BUILDERS[op]) for op in tcgen05.BUILDERS})
+TABLE.update({"cp.async.bulk.tensor": _w(tma._tma), "cp.async.bulk": _w(tma._bulk),
+              "cp.async.bulk.commit_group": _w(tma._commit_group),
+              "cp.async.commit_group": _w(tma._commit_group),
+              "cp.async.bulk.wait_group": _w(tma._wait_group),
+              "cp.async.wait_group": _w(tma._wait_group),
+              "cp.async.wait_all": _w(tma._wait_group),
+              "cp.async": _w(tma._cp_async),
+              "cp.async.mbarrier.arrive": _w(tma._cp_async_arrive),
+              "tensormap.replace": _w(tma._tensormap_replace)})
+TABLE.update({"ldmatrix": _w(matrix._ldmatrix), "stmatrix": _w(matrix._stmatrix)})
+TABLE.update({"clusterlaunchcontrol.try_cancel": _w(clc._clc_try_cancel),
+              "clusterlaunchcontrol.query_cancel": _w(clc._clc_query)})
+
+
+def handler(wave, pc: int, inst):
+    """The function performing `inst` (at `pc`) for the active threads of `wave`."""
+    op = inst.opcode
+
+    def loc():                         # the error prefix, made only for an error
+        return f"line {inst.loc.line}: {inst}"
+    try:
+        build = TABLE.get(op)
+        if build is None and op.startswith("mbarrier."):
+            build = _w(sync._mbarrier)           # names the mbarrier form it does not model
+        if build is not None:
+            h = build(wave, pc, inst)
+            if h is not None:
+                return h
+        registry._load()
+        if op in registry.HANDLERS:
+            return registered._registered(wave, inst)
+    except (OperandError, UnsupportedFeature, ExecutionError, UndefinedBehavior) as e:
+        raise type(e)(f"{loc()}: {e}") from None
+    except PtxValidationError as e:      # an isa legality check (target / PTX version notes)
+        if e.line is not None:
+            raise
+        raise type(e)(f"{e.message} ({inst})", line=inst.loc.line, col=inst.loc.col,
+                      file=inst.loc.file) from None
+    raise ExecutionError(f"{loc()}: ptxsim has no semantics for '{inst.mnemonic}'")

@@ -1,0 +1,77 @@
+"""clusterlaunchcontrol.try_cancel / query_cancel (9.7.12.x): cancel a cluster that has not
+started (a later wave of the launch) and read the response.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptxsim.errors import UndefinedBehavior
+from ptxsim.machine.handlers.common import shared_target
+
+
+# ----------------------------------------------------------------------- clusterlaunchcontrol
+# ptxsim's 16-byte response (opaque in the ISA): word 0 = 1 when a cluster was canceled, words
+# 1..3 = %ctaid.x/.y/.z of the canceled cluster's first CTA.
+def _clc_try_cancel(wave, inst):
+    """clusterlaunchcontrol.try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes
+    {.multicast::cluster::all}.b128 [addr], [mbar] (9.7.12.x): cancels the next cluster that has
+    not started (a later wave of this launch, in launch order) — or fails when all have started
+    — and writes the response asynchronously, complete-tx 16 bytes on mbar (each CTA of the
+    cluster with .multicast::cluster::all)."""
+    mc = inst.has(".multicast::cluster::all")
+    ops = inst.operands
+    cs = wave.launch.geometry.cluster_size
+    text = f"line {inst.loc.line}: {inst}"
+
+    def run(idx):
+        for t in idx:
+            t = int(t)
+            ti = np.array([t])
+            cta, off = shared_target(wave, inst, ops[0], ti)
+            mcta, moff = shared_target(wave, inst, ops[1], ti)
+            got = wave.launch.try_cancel()
+            resp = np.zeros(4, np.uint32)
+            if got is not None:
+                resp[:] = (1,) + got
+            first = int(cta[0]) - int(cta[0]) % cs
+            targets = range(first, first + cs) if mc else [int(cta[0])]
+
+            def perform(targets=targets, off=int(off[0]), resp=resp):
+                for c in targets:
+                    wave.memory.shared.cta_view(c)[off:off + 16] = resp.view(np.uint8)
+
+            def signal(targets=targets, moff=int(moff[0])):
+                for c in targets:
+                    wave.mbar.complete_tx(c, moff, 16)
+            wave.proxy.issue(t, "bulk", perform=perform, signal=signal, what=text)
+        wave.advance(idx)
+    return run
+
+
+def _clc_query(wave, inst):
+    """clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, handle;
+    ...get_first_ctaid.v4.b32.b128 {x, y, z, _}, handle; ...get_first_ctaid::{x,y,z}.b32.b128
+    d, handle. The ctaid of a failed request is undefined: UndefinedBehavior."""
+    ops = inst.operands
+    dst, handle = ops[0], ops[1]
+    is_canceled = inst.has(".is_canceled")
+    dim = inst.value(".get_first_ctaid")                 # "x" / "y" / "z", or None (.v4)
+
+    def run(idx):
+        h = wave.reg(handle.name)[idx]                     # (n, 2) uint64
+        words = np.stack([h[:, 0] & np.uint64(0xFFFFFFFF), h[:, 0] >> np.uint64(32),
+                          h[:, 1] & np.uint64(0xFFFFFFFF), h[:, 1] >> np.uint64(32)], 1)
+        ok = words[:, 0] != 0
+        if is_canceled:
+            wave.write(dst, idx, ok)
+        else:
+            if not ok.all():
+                raise UndefinedBehavior(f"line {inst.loc.line}: get_first_ctaid of a response "
+                                        "whose try_cancel failed (the ISA leaves it undefined)")
+            if dim is not None:
+                wave.write(dst, idx, words[:, 1 + "xyz".index(dim)].astype(np.uint32))
+            else:
+                for k, e in enumerate(dst.elements[:3]):
+                    wave.write(e, idx, words[:, 1 + k].astype(np.uint32))
+        wave.advance(idx)
+    return run
