@@ -22,17 +22,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import DeadlockError, OperandError, UndefinedBehavior, UnsupportedFeature
+from ptxsim.errors import (AsyncProxyError, DeadlockError, OperandError, UndefinedBehavior,
+                           UnsupportedFeature)
 from ptxsim.machine.async_proxy import AsyncProxy
 from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
 from ptxsim.machine.handlers import cluster_update, handler
+from ptxsim.machine.handlers import tcgen05 as tcgen05_handlers
 from ptxsim.machine.mbarrier import Mbarriers
 from ptxsim.machine.memory import GlobalMemory, Memory
 from ptxsim.machine.params import pack_params
 from ptxsim.machine.program import TYPE_BYTES, UINT, Program
 from ptxsim.machine.program import reg_dtype as _reg_dtype
 from ptxsim.machine.watchdog import (BLOCKED, EXITED, NO_WAIT, RUN, WAIT_BAR, WAIT_CLUSTER,
-                                     WAIT_MBAR, StepGuard, Wait, deadlock_error)
+                                     WAIT_MBAR, WAIT_TMEM, StepGuard, Wait, deadlock_error)
 from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, RegisterPair,
                                     SpecialRegister)
 
@@ -98,7 +100,8 @@ class Wave:
         # why each blocked thread waits (vectorised; one entry per thread of the wave):
         # WAIT_MBAR: mbarrier (wait_cta, wait_off) phase parity wait_par / token wait_tok
         # (wait_is_par says which); WAIT_BAR: barrier key wait_cta * 64 + id in wait_bar;
-        # WAIT_CLUSTER: the cluster index in wait_cta
+        # WAIT_CLUSTER: the cluster index in wait_cta; WAIT_TMEM: a tcgen05.alloc of wait_par
+        # columns in CTA wait_cta, retried once tmem_frees differs from wait_tok
         self.wait_kind = np.zeros(self.N, np.int8)
         self.wait_cta = np.zeros(self.N, np.int64)
         self.wait_off = np.zeros(self.N, np.int64)
@@ -125,6 +128,9 @@ class Wave:
         self._span_idx: np.ndarray | None = None
         self._span = slice(0, 0)
         self._declared: dict = {}                         # Wave.declared
+        self.exited_ctas: set[int] = set()                # CTAs whose every thread exited
+        self.mbar_live = False                            # an mbarrier.init has run (sync.py)
+        self.tmem_frees = 0                               # tcgen05.dealloc count (WAIT_TMEM)
 
     def _at(self, idx):
         """`idx`, or the equivalent slice when `idx` is the current step's consecutive run."""
@@ -438,16 +444,54 @@ class Wave:
 
     def exit_threads(self, idx) -> None:
         self.status[idx] = EXITED
-        for cta in np.unique(self.cta_of[idx]):
+        ctas = np.unique(self.cta_of[idx])
+        for cta in ctas:
             for key in [k for k in self.bars if k[0] == cta]:
                 self._bar_check(key)
         cluster_update(self, np.unique(self.cta_of[idx] // self.launch.geometry.cluster_size))
+        for cta in ctas.tolist():
+            if cta not in self.exited_ctas and \
+                    (self.status[cta * self.P:(cta + 1) * self.P] == EXITED).all():
+                self._cta_exited(cta, idx)
+
+    def _cta_exited(self, cta: int, idx) -> None:
+        """The last threads of CTA `cta` (wave position) exited, at the instruction of `idx`:
+        what the CTA leaves behind is checked. Its Tensor Memory must be deallocated
+        (9.7.16.7.1: TmemLeakError), and no asynchronous operation it issued may still read or
+        write its shared memory (tcgen05.mma / cp / shift, bulk and TMA copies: AsyncProxyError).
+        Operations a correct kernel waits for are complete by now: a wait completes them."""
+        self.exited_ctas.add(cta)
+        p = int(self.pc[idx].min())
+        where = (f"line {self.program.line(p)}: {self.program.text(p)}"
+                 if p < len(self.program.instructions) else "the end of the kernel")
+        tcgen05_handlers.cta_exit(self, cta, where)
+        try:
+            self.proxy.check_exit(range(cta * self.P, (cta + 1) * self.P))
+        except AsyncProxyError as e:
+            ctaid = tuple(int(x) for x in self.launch.geometry.ctaid(int(self.ctas[cta])))
+            raise AsyncProxyError(f"{where}: CTA {ctaid} exits with {e}") from None
+
+    def block_on_tmem(self, idx, cta: int, ncols: int) -> None:
+        """Suspend the threads `idx` at their tcgen05.alloc (not advanced) until a dealloc."""
+        self.status[idx] = BLOCKED
+        self.wait_kind[idx] = WAIT_TMEM
+        self.wait_cta[idx] = cta
+        self.wait_par[idx] = ncols
+        self.wait_tok[idx] = self.tmem_frees
 
     def wake(self) -> bool:
-        """Release the threads whose mbarrier phase has completed; True if any woke."""
+        """Release the threads whose mbarrier phase has completed, and the tcgen05.alloc waiters
+        of a wave that deallocated since they blocked (they retry); True if any woke."""
+        woke_any = False
+        tm = np.flatnonzero((self.status == BLOCKED) & (self.wait_kind == WAIT_TMEM))
+        if tm.size:
+            retry = tm[self.wait_tok[tm] != np.uint64(self.tmem_frees)]
+            self.wait_kind[retry] = NO_WAIT
+            self.status[retry] = RUN
+            woke_any = bool(retry.size)
         mb = np.flatnonzero((self.status == BLOCKED) & (self.wait_kind == WAIT_MBAR))
         if not mb.size:
-            return False
+            return woke_any
         cta, off = self.wait_cta[mb], self.wait_off[mb]
         is_par = self.wait_is_par[mb]
         ok = np.zeros(mb.size, bool)
@@ -460,7 +504,7 @@ class Wave:
         woke = mb[ok]
         self.wait_kind[woke] = NO_WAIT
         self.status[woke] = RUN
-        return bool(woke.size)
+        return bool(woke.size) or woke_any
 
     def wait_info(self, t: int) -> tuple:
         """Why thread `t` is blocked: ("mbar", cta, offset, parity, token, is_parity),
@@ -473,6 +517,8 @@ class Wave:
             return ("bar", (int(self.wait_bar[t]) // 64, int(self.wait_bar[t]) % 64))
         if k == WAIT_CLUSTER:
             return ("cluster", int(self.wait_cta[t]))
+        if k == WAIT_TMEM:
+            return ("tmem", int(self.wait_cta[t]), int(self.wait_par[t]))
         return ("?",)
 
     def deadlock(self) -> DeadlockError:
@@ -497,6 +543,11 @@ class Wave:
             elif info[0] == "cluster":
                 reason = f"barrier.cluster of cluster {info[1]}: not every thread arrived"
                 p_inst = p - 1
+            elif info[0] == "tmem":
+                live = tcgen05_handlers.cta_state(self, info[1]).tmem.describe()
+                reason = (f"tcgen05.alloc of {info[2]} Tensor Memory columns in CTA "
+                          f"{self._cta_name(info[1])} (allocated: {live}); no warp deallocates")
+                p_inst = p
             else:
                 reason, p_inst = "unknown", p
             cta = int(self.ctas[t // self.P])

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import MisalignedAddress, OperandError, UnsupportedFeature
+from ptxsim.errors import MbarrierError, MisalignedAddress, OperandError, UnsupportedFeature
 from ptxsim.isa import base as isa_base
 from ptxsim.machine.handlers.common import (UINT, callparam, elements_of, shared_target, space_of,
                                             type_of, vec_of)
+from ptxsim.machine.memory import WINDOW_SIZE, WINDOWS
 from ptxsim.machine.program import TYPE_BYTES, reg_dtype
 from ptxsim.ptx.instruction import Register
 
@@ -28,6 +29,33 @@ def _extend(vals: np.ndarray, size: int, signed: bool, reg_dtype) -> np.ndarray:
     return vals
 
 
+_SHARED_WINDOW = np.uint64(WINDOWS["shared"])
+
+
+def _check_mbarrier_bytes(wave, inst, space: str, addr, idx, nbytes: int) -> None:
+    """A plain ld / st whose bytes overlap a valid mbarrier object is undefined (9.7.13.15: the
+    object is accessed through mbarrier instructions only, until mbarrier.inval): MbarrierError
+    naming the line. Checked once the wave has initialised an mbarrier, on the shared part of
+    the access (shared::cta, shared::cluster, generic addresses in the shared window)."""
+    if not wave.mbar_live or space not in ("shared::cta", "shared::cluster", "generic"):
+        return
+    addr = np.asarray(addr, np.uint64)
+    cta = wave.cta_of[idx]
+    if space == "generic":
+        sel = (addr >= _SHARED_WINDOW) & (addr < _SHARED_WINDOW + np.uint64(WINDOW_SIZE))
+        if not sel.any():
+            return
+        addr, cta, space = addr[sel] - _SHARED_WINDOW, cta[sel], "shared::cluster"
+    if space == "shared::cta":
+        off = addr.astype(np.int64)
+    else:
+        cta, off = wave.memory.shared.resolve_cluster(addr, cta)
+    try:
+        wave.mbar.check_plain_access(cta, off, nbytes)
+    except MbarrierError as e:
+        raise MbarrierError(f"line {inst.loc.line}: {inst}: {e.why}", e.address, e.cta) from None
+
+
 def _ld(wave, inst):
     t = type_of(inst)
     size = TYPE_BYTES[t]
@@ -39,7 +67,9 @@ def _ld(wave, inst):
     mem = wave.memory
     if size == 16:
         def ld128(idx):                                   # .b128 registers: (N, 2) uint64
-            vals = mem.load(space, wave.addr(a, idx), 16, vec=vec, thread=idx)
+            addr = wave.addr(a, idx)
+            vals = mem.load(space, addr, 16, vec=vec, thread=idx)
+            _check_mbarrier_bytes(wave, inst, space, addr, idx, 16 * vec)
             for k, e in enumerate(elems):
                 wave.write(e, idx, vals[:, k, :])
             wave.advance(idx)
@@ -61,6 +91,7 @@ def _ld(wave, inst):
             vals = mem.load_direct(space, addr, size, vec, idx) if direct else None
             if vals is None:
                 vals = mem.load(space, addr, size, vec=vec, thread=idx)
+            _check_mbarrier_bytes(wave, inst, space, addr, idx, size * vec)
         for k, put in enumerate(puts):
             if put is not None:
                 put(idx, vals[:, k])
@@ -103,7 +134,9 @@ def _st(wave, inst):
     if size == 16:
         def st128(idx):
             vals = np.stack([wave.reg(e.name)[idx] for e in elems], 1)    # (n, vec, 2)
-            mem.store(space, wave.addr(a, idx), vals, 16, vec=vec, thread=idx)
+            addr = wave.addr(a, idx)
+            mem.store(space, addr, vals, 16, vec=vec, thread=idx)
+            _check_mbarrier_bytes(wave, inst, space, addr, idx, 16 * vec)
             wave.advance(idx)
         return st128
 
@@ -129,6 +162,7 @@ def _st(wave, inst):
         addr = addr_of(idx)
         if not (direct and mem.store_direct(space, addr, vals, size, vec, idx)):
             mem.store(space, addr, vals, size, vec=vec, thread=idx)
+        _check_mbarrier_bytes(wave, inst, space, addr, idx, size * vec)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size * vec)
         wave.advance(idx)

@@ -142,6 +142,7 @@ def _mbarrier(wave, inst):
         def init(idx):
             cta, off = shared_target(wave, inst, ops[0], idx)
             mb.init(cta, off, wave.read(ops[1], idx, 32).astype(np.int64))
+            wave.mbar_live = True          # plain ld / st now check its bytes (memory.py)
             wave.advance(idx)
         return init
     if op == "mbarrier.inval":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim.errors import TmemAllocBlocked, TmemLeakError
 from ptxsim.isa import tmem, tmem_cp, tmem_ldst
 from ptxsim.isa.cta import CtaPairState, CtaState
 from ptxsim.isa.legality import check_notes
@@ -43,7 +44,7 @@ def cta_state(wave, cta: int):
     if st is None:
         rank = cta % wave.launch.geometry.cluster_size
         st = CtaState(smem=wave.memory.shared.cta_view(cta), tmem=TensorMemory(cta_rank=rank),
-                      rank=rank)
+                      rank=rank, exited=cta in wave.exited_ctas)
         wave.tstate[cta] = st
     return st
 
@@ -59,38 +60,76 @@ def pair_state(wave, cta: int):
 
 
 def _alloc(wave, inst):
+    """tcgen05.alloc / dealloc / relinquish_alloc_permit, once per executing warp (per CTA pair
+    with .cta_group::2). An alloc that finds no free columns blocks (9.7.16.7.1: "the instruction
+    blocks until ... available"): its warp is suspended (WAIT_TMEM) and retries the instruction
+    after a dealloc; if no warp ever deallocates, the launch ends in a DeadlockError naming it."""
     op = inst.opcode
     cg = cta_group_of(inst)
     ops = inst.operands
 
     def run(idx):
         warps, first = warps_of(idx)
-        done_pairs = set()
-        for t in first:
+        done_pairs: dict[int, bool] = {}                 # pair -> its alloc blocked
+        blocked = []                                     # (warp, cta, nCols) of blocked allocs
+        for w, t in zip(warps.tolist(), first.tolist()):
             cta = int(wave.cta_of[t])
+            ti = np.array([t])
             if cg == 2:
                 pst = pair_state(wave, cta)
                 if id(pst) in done_pairs:
+                    if done_pairs[id(pst)]:
+                        blocked.append((w, cta, int(wave.read(ops[1], ti, 32)[0])))
                     continue
-                done_pairs.add(id(pst))
+                done_pairs[id(pst)] = False
                 pair = pst.tmem_pair
             tm = cta_state(wave, cta).tmem
-            ti = np.array([t])
             if op == "tcgen05.alloc":
                 _, off = shared_target(wave, inst, ops[0], ti)
                 n = int(wave.read(ops[1], ti, 32)[0])
-                if cg == 2:
-                    pair.alloc(n, smem=(pst.even.smem, pst.odd.smem), dst=int(off[0]))
-                else:
-                    tm.alloc(n, smem=wave.memory.shared.cta_view(cta), dst=int(off[0]))
+                try:
+                    if cg == 2:
+                        pair.alloc(n, smem=(pst.even.smem, pst.odd.smem), dst=int(off[0]))
+                    else:
+                        tm.alloc(n, smem=wave.memory.shared.cta_view(cta), dst=int(off[0]))
+                except TmemAllocBlocked:
+                    blocked.append((w, cta, n))
+                    if cg == 2:
+                        done_pairs[id(pst)] = True
             elif op == "tcgen05.dealloc":
                 taddr = int(wave.read(ops[0], ti, 32)[0])
                 n = int(wave.read(ops[1], ti, 32)[0])
                 (pair.dealloc(taddr, n) if cg == 2 else tm.dealloc(taddr, n))
+                wave.tmem_frees += 1
             else:
                 (pair.relinquish_alloc_permit() if cg == 2 else tm.relinquish_alloc_permit())
-        wave.advance(idx)
+        if not blocked:
+            wave.advance(idx)
+            return
+        wait = np.zeros(idx.size, bool)
+        for w, cta, n in blocked:
+            sel = idx // WARP_SIZE == w
+            wait |= sel
+            wave.block_on_tmem(idx[sel], cta, n)
+        if (~wait).any():
+            wave.advance(idx[~wait])
     return run
+
+
+def cta_exit(wave, cta: int, where: str) -> None:
+    """The last thread of CTA `cta` (wave position) has exited: its tcgen05 state records it (a
+    later .cta_group::2 instruction of its peer is then undefined, Table 46), and every Tensor
+    Memory column it allocated must have been deallocated (9.7.16.7.1)."""
+    st = wave.tstate.get(cta)
+    if st is None:
+        return
+    st.exited = True
+    if st.tmem.allocations:
+        ctaid = tuple(int(x) for x in wave.launch.geometry.ctaid(int(wave.ctas[cta])))
+        raise TmemLeakError(f"{where}: CTA {ctaid} exits with Tensor Memory still allocated "
+                            f"({st.tmem.describe()}); all of it must be deallocated with "
+                            "tcgen05.dealloc before the kernel exits (9.7.16.7.1)",
+                            leaks=st.tmem.leaks(), cta=int(wave.ctas[cta]))
 
 
 def _ldst(wave, inst):
