@@ -12,7 +12,7 @@ import pytest
 
 from ptxsim.errors import OperandError, TmemAccessError, UndefinedBehavior
 from ptxsim.isa.tmem import TensorMemory, tmem_address
-from ptxsim.isa.tmem_ldst import (AsyncTracker, fragment_map, legal_nums, num_registers,
+from ptxsim.isa.tmem_ldst import (fragment_map, legal_nums, num_registers,
                                   tcgen05_ld, tcgen05_ld_red, tcgen05_st, tcgen05_wait)
 
 # (shape, num) -> (bits per lane in the TMEM atom, DstLayout shape, DstLayout stride)
@@ -381,23 +381,11 @@ def test_ld_red_legality(kw, msg):
         tcgen05_ld_red(tm, taddr=0, **kw)
 
 
-def test_wait_and_async_tracker():
+def test_wait_kinds():
     tcgen05_wait("ld")
     tcgen05_wait("st")
     with pytest.raises(OperandError):
         tcgen05_wait("mma")
-    tr = AsyncTracker()
-    tr.issue_ld(["%r1", "%r2"])
-    with pytest.raises(UndefinedBehavior, match="wait::ld"):
-        tr.check_read("%r1")
-    tr.check_read("%r9")
-    tr.wait("ld")
-    tr.check_read("%r1")
-    tr.issue_st()
-    with pytest.raises(UndefinedBehavior, match="wait::st"):
-        tr.check_tmem_use_after_st("tcgen05.mma")
-    tr.wait("st")
-    tr.check_tmem_use_after_st("tcgen05.mma")
 
 
 def test_cli_layout_tmem(capsys):

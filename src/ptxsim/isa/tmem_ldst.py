@@ -455,46 +455,11 @@ WAIT_KINDS = tuple(v[2:] for v in FORMS["tcgen05.wait"].slots[0].values)   # ("l
 def tcgen05_wait(kind: str, target: str | None = None, ptx_version=None) -> None:
     """tcgen05.wait::ld / wait::st (9.7.16.8.5).
 
-    In the single-instruction API every tcgen05.ld/st completes before it returns, so the wait
-    has nothing left to order; the kernel executor uses `AsyncTracker` for the ordering.
+    tcgen05.ld / st complete when they are issued, here and in the kernel executor, so the wait
+    has nothing left to order. A register a tcgen05.ld wrote may be read before the wait: a true
+    register dependency is respected (9.7.16.6.4.5); the hazards the wait exists for (memory
+    ordering, anti-dependencies on Tensor Memory) are not checked (docs/STATUS.md).
     """
     check_notes(FORMS["tcgen05.wait"], target, ptx_version)
     if kind not in WAIT_KINDS:
         raise OperandError(f"tcgen05.wait::{kind}: the operation must be ::ld or ::st (9.7.16.8.5)")
-
-
-class AsyncTracker:
-    """Per-thread ordering of tcgen05.ld / st for the kernel executor (9.7.16.6.2.1.2, 9.7.16.8.5).
-
-    A tcgen05.ld's destination registers hold undefined bits until the thread executes
-    tcgen05.wait::ld; reading them earlier is undefined. A tcgen05.st is not guaranteed visible
-    to later tcgen05 operations until tcgen05.wait::st.
-    """
-
-    def __init__(self):
-        self.pending_ld: set = set()     # register names written by in-flight loads
-        self.pending_st: int = 0
-
-    def issue_ld(self, registers) -> None:
-        self.pending_ld.update(registers)
-
-    def issue_st(self) -> None:
-        self.pending_st += 1
-
-    def wait(self, kind: str) -> None:
-        tcgen05_wait(kind)
-        if kind == "ld":
-            self.pending_ld.clear()
-        else:
-            self.pending_st = 0
-
-    def check_read(self, register) -> None:
-        if register in self.pending_ld:
-            raise UndefinedBehavior(f"register {register} read before tcgen05.wait::ld; the "
-                                    "asynchronous tcgen05.ld may not have written it yet "
-                                    "(9.7.16.8.5)")
-
-    def check_tmem_use_after_st(self, what: str) -> None:
-        if self.pending_st:
-            raise UndefinedBehavior(f"{what} after tcgen05.st without tcgen05.wait::st; the "
-                                    "store may not have completed (9.7.16.8.5)")
