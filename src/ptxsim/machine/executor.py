@@ -35,8 +35,10 @@ from ptxsim.machine.program import TYPE_BYTES, UINT, Program
 from ptxsim.machine.program import reg_dtype as _reg_dtype
 from ptxsim.machine.watchdog import (BLOCKED, EXITED, NO_WAIT, RUN, WAIT_BAR, WAIT_CLUSTER,
                                      WAIT_MBAR, WAIT_TMEM, StepGuard, Wait, deadlock_error)
+from ptxsim.ptx import parse_module
 from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, RegisterPair,
                                     SpecialRegister)
+from ptxsim.ptx.module import Module
 
 DEFAULT_WAVE_THREADS = 16384
 
@@ -650,7 +652,6 @@ class Launch:
     def __init__(self, ptx, kernel: str, grid, block, cluster=None, args=(), *,
                  target: str = "sm_100a", dynamic_shared: int = 0, step_limit: int = 50_000_000,
                  progress: bool = False, max_resident_ctas: int | None = None):
-        from ptxsim.ptx.module import Module
         module = ptx if isinstance(ptx, Module) else _parsed(ptx)
         self.module = module
         self.program = Program.build(module, kernel)
@@ -799,7 +800,6 @@ _MODULES: dict[str, object] = {}
 def _parsed(text: str):
     """parse_module with a small cache: launching the same PTX again skips the parse (the
     executor never modifies a Module)."""
-    from ptxsim.ptx import parse_module
     m = _MODULES.get(text)
     if m is None:
         if len(_MODULES) >= 8:
