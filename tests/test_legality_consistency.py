@@ -309,10 +309,10 @@ def test_stack_table_and_validator_agree():
 
 
 def video_texts():
-    """The 2000+ video instructions that ran on an H200 (tests/data/hw/video_sm90.npz), plus
+    """The 2000+ video instructions that ran on an H200 (tests/data/hardware/video/video_sm90.npz), plus
     near misses of each op: a bad selector, .sat on a SIMD min, a merge with a secondary op."""
     import numpy as np
-    z = np.load(Path(__file__).parent / "data/hw/video_sm90.npz")
+    z = np.load(Path(__file__).parent / "data/hardware/video/video_sm90.npz")
     out = sorted(str(t) for t in z["instructions"])
     out += ["vadd.u32.u32.u32 %d.b4, %a, %b, %c;", "vadd.u32.u32.u32.sat.add %d.b0, %a, %b, %c;",
             "vadd2.u32.u32.u32 %d.h0, %a.h44, %b, %c;", "vmax4.u32.u32.u32 %d.b8, %a, %b, %c;",

@@ -33,7 +33,7 @@ def _load_gen():
     """ptxsim.testing.gen by file path (no package import: the device has no built ptxsim)."""
     import importlib.util
     here = Path(__file__).resolve()
-    for p in (here.parents[1] / "src" / "ptxsim" / "testing" / "gen.py", here.parent / "gen.py"):
+    for p in (here.parents[2] / "src" / "ptxsim" / "testing" / "gen.py", here.parent / "gen.py"):
         if p.exists():
             spec = importlib.util.spec_from_file_location("_ptxsim_gen", p)
             mod = importlib.util.module_from_spec(spec)

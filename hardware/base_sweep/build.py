@@ -1,6 +1,6 @@
 """Build the base-instruction sweep here (no GPU): enumerate forms, let ptxas prune, assemble.
 
-    python hw5/build.py [OUTDIR]         (default /work/main/.hw5)
+    python hardware/base_sweep/build.py [OUTDIR]         (default /work/main/.device/base_sweep)
 
 Writes OUTDIR/{base.cubin, base.json (forms + input checksums), legality.json, capture.py,
 base_inputs.py, gen.py, build_info.json}. Inputs are regenerated on the device (too large to carry)
@@ -38,11 +38,11 @@ def build(outdir: Path) -> None:
     (outdir / "base.json").write_text(json.dumps(dict(items=ok, threads=base_inputs.N), indent=0))
     for src in ("capture.py", "base_inputs.py"):
         shutil.copy(HERE / src, outdir / src)
-    shutil.copy(HERE.parent / "src" / "ptxsim" / "testing" / "gen.py", outdir / "gen.py")
+    shutil.copy(HERE.parents[1] / "src" / "ptxsim" / "testing" / "gen.py", outdir / "gen.py")
     nv = subprocess.run(["ptxas", "--version"], capture_output=True, text=True).stdout.strip()
     (outdir / "build_info.json").write_text(json.dumps(dict(ptxas_build_host=nv, arch=ARCH)))
     print(f"{len(ok)} forms accepted by ptxas ({ARCH}), {len(rej)} rejected")
 
 
 if __name__ == "__main__":
-    build(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/main/.hw5"))
+    build(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/main/.device/base_sweep"))

@@ -3,7 +3,7 @@
     python3 capture.py run BUILD_DIR OUT_DIR [--limit N]
     python3 capture.py worker BUILD_DIR NAMES_FILE RESULT_DIR        (internal)
 
-Like hw/capture.py: workers are subprocesses (a faulting kernel kills its CUDA context; the
+Like hardware/common/capture.py: workers are subprocesses (a faulting kernel kills its CUDA context; the
 orchestrator records it and restarts on the rest); each kernel runs twice with the output poisoned
 by two patterns, and a difference is recorded as unstable. Inputs are regenerated here
 (base_inputs.py) and must match the checksum recorded at build time.

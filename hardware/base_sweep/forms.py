@@ -12,7 +12,7 @@ import itertools
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from ptxsim.isa import compare, convert, floating, integer, logic, warp  # noqa: E402
 

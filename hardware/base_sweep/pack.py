@@ -1,6 +1,6 @@
-"""Pack a device capture into tests/data/hw/base_sm90.npz.
+"""Pack a device capture into tests/data/hardware/base_sweep/base_sm90.npz.
 
-    python hw5/pack.py BUILD_DIR DEVICE_OUT_DIR [tests/data/hw/base_sm90.npz]
+    python hardware/base_sweep/pack.py BUILD_DIR DEVICE_OUT_DIR [tests/data/hardware/base_sweep/base_sm90.npz]
 
 Keys: instructions (V,) str; families (V,) str; forms (json: regs / inputs / outputs per form, in
 order); outputs (R, 1024) uint32, the output rows of all forms concatenated (form v owns rows
@@ -44,11 +44,11 @@ def main(build: Path, dev: Path, dest: Path) -> None:
         machine=np.array(meta["gpu"]), date_utc=np.array(meta["date_utc"]),
         ptxas=np.array(meta["build"]["ptxas_build_host"].splitlines()[-2]),
         cupy=np.array(meta["cupy"]), arch=np.array(meta["build"]["arch"]),
-        input_generator=np.array("hw5/base_inputs.py operands(form), seed 0x5EED_BA5E"),
+        input_generator=np.array("hardware/base_sweep/base_inputs.py operands(form), seed 0x5EED_BA5E"),
         not_ok=np.array(json.dumps({k: v for k, v in status.items() if v != "ok"})))
     print(f"{len(items)} forms, {offs[-1]} rows -> {dest} ({dest.stat().st_size / 1e6:.1f} MB)")
 
 
 if __name__ == "__main__":
     main(Path(sys.argv[1]), Path(sys.argv[2]),
-         Path(sys.argv[3]) if len(sys.argv) > 3 else Path("tests/data/hw/base_sm90.npz"))
+         Path(sys.argv[3]) if len(sys.argv) > 3 else Path("tests/data/hardware/base_sweep/base_sm90.npz"))

@@ -1,4 +1,4 @@
-"""One PTX kernel per base-instruction form (same scheme as hw/ptxgen.py, typed registers).
+"""One PTX kernel per base-instruction form (same scheme as hardware/common/ptxgen.py, typed registers).
 
 Memory: a uint32 array [row][thread]; each register takes one row (.b16: the low half, .pred:
 0/1) or two rows (.b64: low word, high word). Inputs are loaded from global memory (nothing can be

@@ -1,6 +1,6 @@
 """Replay recorded base-instruction forms through ptxsim.execute and compare bit for bit.
 
-    python hw5/replay.py [--family F] [--limit N] [--show K]      per-family bit-exact shares
+    python hardware/base_sweep/replay.py [--family F] [--limit N] [--show K]      per-family bit-exact shares
 
 `replay(rec, v)` -> Result(match, total, ub_warps, error, bad_rows): rows are operand sets; a
 form whose execution raises UndefinedBehavior is re-run warp by warp, and warps that raise count as
@@ -18,11 +18,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 import base_inputs as bi  # noqa: E402
 
-DATA = HERE.parent / "tests" / "data" / "hw" / "base_sm90.npz"
+DATA = HERE.parents[1] / "tests" / "data" / "hardware" / "base_sweep" / "base_sm90.npz"
 
 
 class Record:

@@ -1,9 +1,11 @@
 """Build everything the device run needs, on this (GPU-less) machine: cubins, manifests, inputs.
 
-    python hw/build.py [OUTDIR]        (default /work/main/.hw)
+    python hardware/common/build.py [OUTDIR]        (default /work/main/.device/common)
 
 Writes OUTDIR/{video.cubin, video.json, video_in.npy, mma.cubin, mma.json, mma_in.npz,
-capture.py, legality.json}. capture.py (copied from hw/) runs them on the GPU.
+capture.py, legality.json}. capture.py (copied from hardware/common/) runs them on the GPU.
+The instruction lists come from hardware/video/video_variants.py, hardware/mma_sp/mma_sp_forms.py
+and hardware/stack/stack_cases.py.
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "src"))
+HW = HERE.parent
+sys.path[:0] = [str(HERE), str(HW / "video"), str(HW / "mma_sp"), str(HW / "stack"),
+                str(HW.parent / "src")]
 
 from mma_sp_forms import decls as mma_decls, forms as mma_forms  # noqa: E402
 from ptxgen import assemble, kernel, legal_subset, module  # noqa: E402
@@ -86,4 +89,4 @@ def build(outdir: Path) -> None:
 
 
 if __name__ == "__main__":
-    build(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/main/.hw"))
+    build(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/main/.device/common"))

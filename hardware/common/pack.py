@@ -1,8 +1,10 @@
-"""Pack the device run's outputs into the committed vector files (tests/data/hw/*.npz).
+"""Pack the device run's outputs into the committed vector files: DEST/video/video_sm90.npz,
+DEST/mma_sp/mma_sp_sm90.npz, DEST/stack/stack_sm90.npz and the run's log DEST/common/capture_log.txt.
 
-    python hw/pack.py BUILD_DIR DEVICE_OUT_DIR [DEST]   (defaults /work/main/.hw, -, tests/data/hw)
+    python hardware/common/pack.py BUILD_DIR DEVICE_OUT_DIR [DEST]
+        (defaults /work/main/.device/common, -, tests/data/hardware)
 
-File formats: hw/README.md.
+File formats: hardware/video/README.md, hardware/mma_sp/README.md, hardware/stack/README.md.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def pack(build: Path, dev: Path, dest: Path) -> None:
-    dest.mkdir(parents=True, exist_ok=True)
+    for fam in ("video", "mma_sp", "stack", "common"):
+        (dest / fam).mkdir(parents=True, exist_ok=True)
     meta = json.loads((dev / "meta.json").read_text())
     legality = json.loads((build / "legality.json").read_text())
     common = dict(
@@ -31,7 +34,7 @@ def pack(build: Path, dev: Path, dest: Path) -> None:
     assert all(status[it["name"]] == "ok" for it in items)
     rej = legality["video_rejected_sm_90a"]
     np.savez_compressed(
-        dest / "video_sm90.npz",
+        dest / "video" / "video_sm90.npz",
         instructions=np.array([it["instruction"] for it in items]),
         outputs=np.stack([out[it["name"]][0] for it in items]).astype(np.uint32),
         input_registers=np.array(["%a", "%b", "%c", "%d"]),
@@ -56,7 +59,7 @@ def pack(build: Path, dev: Path, dest: Path) -> None:
             "inputs_checksum")
     forms = [{k: it[k] for k in keep} for it in items]
     np.savez_compressed(
-        dest / "mma_sp_sm90.npz",
+        dest / "mma_sp" / "mma_sp_sm90.npz",
         instructions=np.array([it["instruction"] for it in items]),
         status=np.array([status[it["name"]] for it in items]),
         outputs=outputs,
@@ -71,10 +74,10 @@ def pack(build: Path, dev: Path, dest: Path) -> None:
         **common)
     if (dev / "stack_out.npz").exists():
         pack_stack(build, dev, dest, common)
-    (dest / "capture_log.txt").write_text(
+    (dest / "common" / "capture_log.txt").write_text(
         "\n".join(ln for ln in (dev / "capture_log.txt").read_text().splitlines()
                   if ln.startswith(("worker", "video", "mma", "{", "cupy_backends.cuda.api.runtime"))))
-    print("packed", [(p.name, p.stat().st_size) for p in dest.glob("*.npz")])
+    print("packed", [(str(p.relative_to(dest)), p.stat().st_size) for p in dest.glob("*/*.npz")])
 
 
 def pack_stack(build: Path, dev: Path, dest: Path, common: dict) -> None:
@@ -89,7 +92,7 @@ def pack_stack(build: Path, dev: Path, dest: Path, common: dict) -> None:
             o = out[it["name"]]
             outputs[i, :o.shape[0]] = o
     np.savez_compressed(
-        dest / "stack_sm90.npz",
+        dest / "stack" / "stack_sm90.npz",
         names=np.array([it["name"] for it in items]),
         bodies=np.array([it["instruction"] for it in items]),
         types=np.array([it["type"] for it in items]),
@@ -102,5 +105,5 @@ def pack_stack(build: Path, dev: Path, dest: Path, common: dict) -> None:
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    pack(Path(a[0]) if a else Path("/work/main/.hw"), Path(a[1]),
-         Path(a[2]) if len(a) > 2 else HERE.parent / "tests" / "data" / "hw")
+    pack(Path(a[0]) if a else Path("/work/main/.device/common"), Path(a[1]),
+         Path(a[2]) if len(a) > 2 else HERE.parents[1] / "tests" / "data" / "hardware")

@@ -1,4 +1,4 @@
-# Capture program for tests/types/data/cvt_sm90.npz: run on an H200 (sm_90) through the device
+# Capture program for tests/data/hardware/cvt/cvt_sm90.npz: run on an H200 (sm_90) through the device
 # tool with CuPy (python3 this_file, OUT=<dir>); writes in/f16/bf1/tf3/e/dec .npz. The test file
 # keeps a seeded subset (tests/types/test_types_hardware_cvt.py says which). Not imported by the package.
 import numpy as np,cupy as cp,os

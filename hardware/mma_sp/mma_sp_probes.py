@@ -13,8 +13,8 @@ Inputs are generated inside the kernel from the warp index (no host arrays):
 Output per warp: code = 1 + lane * 8 + reg * 2 + half (0 when D is all zero), and the number of
 threads holding a nonzero D element (must be 0 or 1).
 
-    python hw/mma_sp_probes.py BUILD_DIR            (here: PTX + manifest, checked with ptxas)
-    # device: python3 .hw/mma_sp_probes.py --device .hw $OUT
+    python hardware/mma_sp/mma_sp_probes.py BUILD_DIR            (here: PTX + manifest, checked with ptxas)
+    # device: python3 .device/common/mma_sp_probes.py --device .device/common $OUT
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Dense warp-level `mma.sync` forms captured on the H200 (sm_90a) to check the numerics engine's
 unverified assumptions (docs/numerics.md), plus two sparse fp8 forms as a re-capture control.
 
-A form is a dict in the format of hw/mma_sp_forms.py (so ptxsim.testing.mma_sp_inputs generates
+A form is a dict in the format of hardware/mma_sp/mma_sp_forms.py (so ptxsim.testing.mma_sp_inputs generates
 its random/special registers; the metadata register it also generates is not an input of the
 dense forms).  Register counts follow the dense fragments of PTX ISA 9.7.14.5: A M*K, B K*N, C/D
 M*N elements over 32 threads (m8n8k4: the four quad-pairs each compute a copy; 2 A, 2 B regs).
@@ -58,7 +58,7 @@ def forms() -> list[dict]:
     # mixed C/D types exist only for m8n8k4 (ptxas 13.0 rejects them for m16n8k8/k16)
     for dt, ct in itertools.product(("f32", "f16"), repeat=2):
         out.append(_form("m8n8k4", dt, "f16", "f16", ct))
-    # control: sparse fp8 forms already captured in tests/data/hw/mma_sp_sm90.npz
+    # control: sparse fp8 forms already captured in tests/data/hardware/mma_sp/mma_sp_sm90.npz
     out.append(_form("m16n8k64", "f32", "e4m3", "e4m3", "f32", sparse=True))
     out.append(_form("m16n8k64", "f32", "e5m2", "e4m3", "f32", sparse=True))
     for i, f in enumerate(out):

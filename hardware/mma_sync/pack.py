@@ -1,6 +1,6 @@
-"""Pack the device run of hw2/build.py into tests/data/hw2/mma_sync_sm90.npz (+ the SASS).
+"""Pack the device run of hardware/mma_sync/build.py into tests/data/hardware/mma_sync/mma_sync_sm90.npz (+ the SASS).
 
-    python hw2/pack.py BUILD_DIR DEVICE_OUT_DIR [DEST]      (defaults /work/main/.hw2, -, tests/data/hw2)
+    python hardware/mma_sync/pack.py BUILD_DIR DEVICE_OUT_DIR [DEST]      (defaults /work/main/.device/mma_sync, -, tests/data/hardware/mma_sync)
 
 Keys: instructions (F,), forms_json (per form: instruction, shape, types, register counts,
 inputs, outputs, inputs_checksum), outputs (F, 8, 32*warps) uint32 (rows >= d_regs zero),
@@ -67,4 +67,4 @@ def pack(build: Path, dev: Path, dest: Path) -> None:
 
 if __name__ == "__main__":
     a = sys.argv[1:] + [None] * 3
-    pack(Path(a[0] or "/work/main/.hw2"), Path(a[1]), Path(a[2] or "tests/data/hw2"))
+    pack(Path(a[0] or "/work/main/.device/mma_sync"), Path(a[1]), Path(a[2] or "tests/data/hardware/mma_sync"))

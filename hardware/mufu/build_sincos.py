@@ -1,6 +1,6 @@
 """Here: the sin/cos.approx.f32 quarter-turn table from the full-turn captures of sincos2.sh.
 
-    python hw4/build_sincos.py DIR      (DIR holds sin_pos.xz and cos_pos.xz of sincos2.sh)
+    python hardware/mufu/build_sincos.py DIR      (DIR holds sin_pos.xz and cos_pos.xz of sincos2.sh)
 
 sin_pos / cos_pos: for every F in [0, 2^25) the result of sin / cos.approx.ftz.f32 at an input a
 whose positive revolution r = RZ(a * 0x3E22F983) has trunc(r 2^25) mod 2^25 = F, 0xFFFFFFFF where
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 N, Q4 = 1 << 25, 1 << 23
 UNSET = np.uint32(0xFFFFFFFF)
 

@@ -1,9 +1,9 @@
 """Here: turn the device captures of capture.sh (files under CAPDIR) into the package tables and
 the committed test vectors.
 
-    python hw4/build_tables.py CAPDIR
+    python hardware/mufu/build_tables.py CAPDIR
 
-writes src/ptxsim/data/mufu_sm90_f32.npz (the tables) and tests/isa/data/mufu_f32_sm90.npz (the
+writes src/ptxsim/data/mufu_sm90_f32.npz (the tables) and tests/data/hardware/mufu/mufu_f32_sm90.npz (the
 65,536-input list through all ten instructions). Each table is the raw result bits of the MUFU
 instruction over 2^23 (2^24) consecutive inputs, stored as its first value and its first
 differences (int8 where they fit, else int32), np.savez_compressed: the differences are small and
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 P = 1 << 23
 
 
@@ -56,7 +56,7 @@ def main(cap: Path):
                     "rsqrt.approx.f32", "sqrt.approx.ftz.f32", "sqrt.approx.f32",
                     "ex2.approx.ftz.f32", "ex2.approx.f32", "lg2.approx.ftz.f32",
                     "lg2.approx.f32"])
-    out = ROOT / "tests/isa/data/mufu_f32_sm90.npz"
+    out = ROOT / "tests/data/hardware/mufu/mufu_f32_sm90.npz"
     np.savez_compressed(out, x=rnd["x"], y=rnd["y"], ops=ops)
     print(out, out.stat().st_size)
 

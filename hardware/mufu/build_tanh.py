@@ -1,7 +1,7 @@
 """Here: turn the captures of tanh_capture.sh (files under CAPDIR) into the package table and the
 committed test vectors.
 
-    python hw4/build_tanh.py CAPDIR
+    python hardware/mufu/build_tanh.py CAPDIR
 
 The structure (CAPDIR/tanh_analysis.txt, all 2^31 positive finite inputs on the H200): for biased
 exponents 119..129 the result does not depend on the low TANH_DROP[E] fraction bits (0 mismatches
@@ -9,8 +9,8 @@ when they are cleared; clearing one more bit changes results, except at 129, whe
 go: kept at 2), so the table holds one result per
 2^TANH_DROP[E] inputs: 7,733,248 entries, stored as the first value and first differences (int16),
 np.savez_compressed. Every dense input of those binades is checked against the table here.
-Writes src/ptxsim/data/mufu_sm90_tanh.npz and tests/isa/data/mufu_tanh_sm90.npz (tanh, sin, cos
-.approx.f32 of the 65,536 inputs of tests/isa/data/mufu_f32_sm90.npz)."""
+Writes src/ptxsim/data/mufu_sm90_tanh.npz and tests/data/hardware/mufu/mufu_tanh_sm90.npz (tanh, sin, cos
+.approx.f32 of the 65,536 inputs of tests/data/hardware/mufu/mufu_f32_sm90.npz)."""
 import glob
 import lzma
 import sys
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TANH_DROP = {119: 6, 120: 6, 121: 6, 122: 5, 123: 5, 124: 4, 125: 4, 126: 4, 127: 3, 128: 2, 129: 2}
 
 
@@ -51,9 +51,9 @@ def main(cap: Path):
                         tanh_diff=d.astype(np.int16),
                         tanh_exponents=np.array(list(TANH_DROP)), tanh_drop=np.array(list(TANH_DROP.values())))
     r = np.load(cap / "tanh_random.npz")
-    x = np.load(ROOT / "tests/isa/data/mufu_f32_sm90.npz")["x"]
+    x = np.load(ROOT / "tests/data/hardware/mufu/mufu_f32_sm90.npz")["x"]
     assert (r["x"] == x).all()
-    np.savez_compressed(ROOT / "tests/isa/data/mufu_tanh_sm90.npz", y=r["y"], ops=r["ops"])
+    np.savez_compressed(ROOT / "tests/data/hardware/mufu/mufu_tanh_sm90.npz", y=r["y"], ops=r["ops"])
     print(v.size, "entries")
 
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Device side, call 1: build, SASS, dense captures of the ftz forms, the committed random list.
-#   bash .hw4/capture.sh   (from the repo root; .hw4 holds mufu.cu, pack.py, x_random.bin)
+#   bash .device/mufu/capture.sh   (from the repo root; .device/mufu holds mufu.cu, pack.py, x_random.bin)
 set -e
-H=.hw4; T=/tmp/cap; mkdir -p $T
+H=.device/mufu; T=/tmp/cap; mkdir -p $T
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv
 nvcc --version | tail -1
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -cubin -o $T/mufu.cubin $H/mufu.cu

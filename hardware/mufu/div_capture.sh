@@ -1,8 +1,8 @@
 #!/bin/bash
 # Device side: SASS of div.approx / div.full (.ftz) f32 and their results for div_pairs.py's
-# 262,144 pairs -> $OUT/div_sm90.npz, $OUT/div_sass.txt.   bash .hw4/div_capture.sh
+# 262,144 pairs -> $OUT/div_sm90.npz, $OUT/div_sass.txt.   bash .device/mufu/div_capture.sh
 set -e
-H=.hw4; T=/tmp/div; mkdir -p $T
+H=.device/mufu; T=/tmp/div; mkdir -p $T
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -cubin -o $T/div.cubin $H/div.cu
 cuobjdump -sass $T/div.cubin > $OUT/div_sass.txt
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -o $T/div $H/div.cu

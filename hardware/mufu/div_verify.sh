@@ -1,7 +1,7 @@
 #!/bin/bash
-# Device side: div.approx / div.full (.ftz) f32 model vs the H200. bash .hw4/div_verify.sh
+# Device side: div.approx / div.full (.ftz) f32 model vs the H200. bash .device/mufu/div_verify.sh
 set -e
-H=.hw4; T=/tmp/divv; mkdir -p $T
+H=.device/mufu; T=/tmp/divv; mkdir -p $T
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 python3 $H/expand.py $H/mufu_sm90_f32.npz $T/tab > /dev/null
 nvcc -O2 -DWITH_MODEL -gencode=arch=compute_90a,code=sm_90a -o $T/divv $H/div.cu

@@ -7,9 +7,9 @@
 //                                          (0, 0xFFFFFFFF, a hash of hi); NEG=1: one table entry
 //                                          of each of rcp / rsqrt changed (negative control)
 // OP: 0 rcp.approx.ftz.f64, 1 rsqrt.approx.ftz.f64, 2 rsqrt.approx.f64.
-// The model (written from the SASS, hw4/results/f64_sass.txt, independently of the numpy code):
+// The model (written from the SASS, hardware/mufu/results/f64_sass.txt, independently of the numpy code):
 // RCP64H / RSQ64H read the f32 MUFU.RCP / MUFU.RSQ tables (TABDIR/rcp.bin, rsqrt.bin, expanded
-// from src/ptxsim/data/mufu_sm90_f32.npz by hw4/expand.py) at index (upper fraction << 3) and keep
+// from src/ptxsim/data/mufu_sm90_f32.npz by hardware/mufu/expand.py) at index (upper fraction << 3) and keep
 // the top 20 fraction bits of the value.
 #include <cstdio>
 #include <cstdlib>

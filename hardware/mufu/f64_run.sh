@@ -1,9 +1,9 @@
 #!/bin/bash
 # Device side (helper mufu3), one call: SASS, captures, the CUDA model over all 2^32 upper words
 # x 3 lower words of each form, the negative control, ptxsim's numpy code (np_verify_f64.py).
-#   bash .hw4/t3/f64_run.sh NUMPY_BUDGET_S   (.hw4/t3 holds hw4/{f64.cu,expand.py,np_verify_f64.py},
+#   bash .device/mufu/t3/f64_run.sh NUMPY_BUDGET_S   (.device/mufu/t3 holds hardware/mufu/{f64.cu,expand.py,np_verify_f64.py},
 #   x64_random.bin, src/ptxsim)
-H=.hw4/t3; T=/tmp/f64; mkdir -p $T
+H=.device/mufu/t3; T=/tmp/f64; mkdir -p $T
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nvcc --version | tail -1; date -u
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -o $T/f64 $H/f64.cu || exit 1
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -cubin -o $T/f64.cubin $H/f64.cu

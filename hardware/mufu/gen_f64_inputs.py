@@ -1,7 +1,7 @@
 """The recorded-replay inputs of the f64 approximations (32,768 u64): uniform bit patterns,
 positive normals with a uniform exponent, the exponent extremes, subnormals, negatives, [1, 4),
 and the special values (NaNs whose upper fraction bits are 0 included).
-    python hw4/gen_f64_inputs.py OUT.bin"""
+    python hardware/mufu/gen_f64_inputs.py OUT.bin"""
 import sys
 
 import numpy as np

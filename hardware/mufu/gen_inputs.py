@@ -1,6 +1,6 @@
-"""The random/structured input list for the committed sm_90 capture (tests/isa/data/mufu_f32_sm90.npz).
+"""The random/structured input list for the committed sm_90 capture (tests/data/hardware/mufu/mufu_f32_sm90.npz).
 
-    python hw4/gen_inputs.py OUT.bin
+    python hardware/mufu/gen_inputs.py OUT.bin
 
 2,048 structured inputs (each sign and biased exponent 0..255 with fraction 0, 1, 0x400000 and
 0x7FFFFF: zeros, subnormals, powers of two, Inf, NaN) then 63,488 uniform random 32-bit patterns

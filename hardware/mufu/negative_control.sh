@@ -3,7 +3,7 @@
 # ex2 and lg2_e0 tables and run `mufu verify` on all ten forms: rcp, ex2 and lg2 must report
 # mismatches (at exactly the inputs that use those entries), rsqrt and sqrt none.
 set -e
-H=.hw4; T=/tmp/neg; mkdir -p $T
+H=.device/mufu; T=/tmp/neg; mkdir -p $T
 python3 $H/expand.py $H/mufu_sm90_f32.npz $T/tab > /dev/null
 python3 - <<PY
 import numpy as np

@@ -2,7 +2,7 @@
 # Device side: SASS of sin/cos.approx{.ftz}.f32, the factorisation analysis (sincos.cu), and the
 # key-0 tables of the .ftz forms packed (first differences, lzma) -> $OUT.
 set -e
-H=.hw4; T=/tmp/sc; mkdir -p $T/tab
+H=.device/mufu; T=/tmp/sc; mkdir -p $T/tab
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -cubin -o $T/sc.cubin $H/sincos.cu
 cuobjdump -sass $T/sc.cubin | grep -A40 "list_" | grep -o '/\*[0-9a-f]\{4\}\*/ .*;' > $OUT/sincos_sass.txt || true
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -o $T/sc $H/sincos.cu

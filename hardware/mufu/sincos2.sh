@@ -2,7 +2,7 @@
 # Device side, sin/cos call 2: key-2 tables (sign r, trunc(|r| 2^25) mod 2^25), their symmetries,
 # and the positive halves of the .ftz tables (first differences, lzma) -> $OUT.
 set -e
-H=.hw4; T=/tmp/sc2; mkdir -p $T/tab
+H=.device/mufu; T=/tmp/sc2; mkdir -p $T/tab
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -cubin -o $T/sc.cubin $H/sincos.cu
 cuobjdump -sass $T/sc.cubin > $T/full_sass.txt
 python3 - <<PY

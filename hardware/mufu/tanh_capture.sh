@@ -2,9 +2,9 @@
 # Device side, tanh call 1: SASS, structure analysis (tanh.cu analyse) over all positive finite
 # inputs, dense captures of the positive binades 2^-15 .. 16 (first differences, lzma; pack.py),
 # and tanh / sin / cos .approx.f32 of the 65,536 committed random inputs.
-#   bash .hw4/t2/tanh_capture.sh   (.hw4/t2 holds tanh.cu, pack.py, x_random.bin)
+#   bash .device/mufu/t2/tanh_capture.sh   (.device/mufu/t2 holds tanh.cu, pack.py, x_random.bin)
 set -e
-H=.hw4/t2; T=/tmp/th; mkdir -p $T
+H=.device/mufu/t2; T=/tmp/th; mkdir -p $T
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -cubin -o $T/t.cubin $H/tanh.cu
 cuobjdump -sass $T/t.cubin | grep -E "Function|MUFU|FMUL|FADD|FFMA|FSETP|FSEL|LOP|IMAD|FMNMX" | head -60 > $OUT/tanh_sass.txt

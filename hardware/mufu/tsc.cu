@@ -2,7 +2,7 @@
 // real instructions over all 2^32 inputs, and range kernels for np_verify_tsc.py (CuPy).
 //   nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -o tsc tsc.cu
 //   ./tsc verify TABLEDIR [PERTURB]   TABLEDIR/tanh.bin (7,733,248 u32), TABLEDIR/sinq.bin (2^23 u32)
-//                                     (hw4/expand_tsc.py); PERTURB=1 adds 1 to tanh entry 4,000,000
+//                                     (hardware/mufu/expand_tsc.py); PERTURB=1 adds 1 to tanh entry 4,000,000
 //                                     and to sin-quarter entry 5,000,000 (negative control)
 // Models (docs/mufu.md, src/ptxsim/isa/floating.py _mufu_tanh / _mufu_sincos):
 //   tanh: odd; biased exponent <= 118: a; >= 130 (Inf too): +-1; 119..129: T[off[E] + (f >> drop[E])]

@@ -1,11 +1,11 @@
 """Settle `vop d, a, b, c` with neither .op2 nor d.dsel (ptxas 13.0 accepts it) on an H200.
 
-    python hw3/video_c.py build DIR     # here: PTX -> sm_90a cubin (nvcc), inputs
+    python hardware/video/video_c.py build DIR     # here: PTX -> sm_90a cubin (nvcc), inputs
     python3 DIR/video_c.py run DIR OUT  # device: CuPy runs the cubin, writes OUT/video_c.npz
 
 One kernel: thread t loads a, b, c, d (ptxsim.testing.video_inputs.video_operands(), 1024 sets;
 d is the destination's prior value), then runs every variant twice, with c and without, into
-fresh copies of d, and stores both. Packed by hand into tests/data/hw/video_c_sm90.npz.
+fresh copies of d, and stores both. Packed by hand into tests/data/hardware/video/video_c_sm90.npz.
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def ptx() -> str:
 
 
 def build(d: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
     from ptxsim.testing.video_inputs import video_operands
     d.mkdir(parents=True, exist_ok=True)
     (d / "video_c.ptx").write_text(ptx())

@@ -6,8 +6,8 @@ records only ``sha256(outputs as little-endian uint32)[:8]`` per variant (same o
 main capture, ptxsim.testing.video_inputs.video_operands()). The replay recomputes ptxsim's
 outputs and compares hashes: still a bit-exact check of all 1024 results.
 
-    python hw/video_full.py BUILD_DIR        (here: write PTX chunks + manifests)
-    # device: python3 .hw/video_full.py --device .hw $OUT
+    python hardware/video/video_full.py BUILD_DIR        (here: write PTX chunks + manifests)
+    # device: python3 .device/common/video_full.py --device .device/common $OUT
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def scalar_full() -> list[str]:
 
 
 def simd_sample(n: int = 30000) -> list[str]:
-    sys.path.insert(0, str(HERE.parent / "src"))
+    sys.path.insert(0, str(HERE.parents[1] / "src"))
     from ptxsim.testing.gen import Stream
     s = Stream(0xF011, "video-simd-sample")
     out = []
@@ -85,8 +85,8 @@ def simd_sample(n: int = 30000) -> list[str]:
 
 
 def build(outdir: Path) -> None:
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(HERE.parent / "src"))
+    sys.path.insert(0, str(HERE.parent / "common"))   # ptxgen
+    sys.path.insert(0, str(HERE.parents[1] / "src"))
     from ptxgen import kernel, module
     from ptxsim.errors import PtxValidationError
     from ptxsim.isa import video

@@ -16,7 +16,7 @@ import itertools
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 from ptxsim.testing.gen import Stream  # noqa: E402
 
 TYPES = ("u32", "s32")

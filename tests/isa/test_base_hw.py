@@ -1,12 +1,12 @@
-"""Replay of the H200 sweep of the base instructions (hw5/, tests/data/hw/base_sm90.npz).
+"""Replay of the H200 sweep of the base instructions (hardware/base_sweep/, tests/data/hardware/base_sweep/base_sm90.npz).
 
 5583 instruction forms (every form ptxas 13.0 accepts for sm_90a among a product built from the
 isa modules' qualifier tables: integer, logic, setp/set/selp/slct, float arithmetic, cvt, warp
 collectives) x 1024 operand sets, run on an NVIDIA H200; the inputs are regenerated
-(hw5/base_inputs.py) and checked against the recorded checksum. Every recorded output register is
+(hardware/base_sweep/base_inputs.py) and checked against the recorded checksum. Every recorded output register is
 compared bit for bit with `ptxsim.execute`. Left out of the comparison, counted: warps where ptxsim
 raises UndefinedBehavior (division by zero) and f64 rows whose NaN result is picked among two or
-more NaN operands (SASS-operand-order dependent, hw5/replay.py `nan_pick_rows`).
+more NaN operands (SASS-operand-order dependent, hardware/base_sweep/replay.py `nan_pick_rows`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "hw5"))
+sys.path.insert(0, str(ROOT / "hardware" / "base_sweep"))
 
 import base_inputs as bi  # noqa: E402
 import replay  # noqa: E402

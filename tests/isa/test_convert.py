@@ -76,7 +76,7 @@ def test_float_to_int(src):
             for x in xs:
                 v = to_frac(x, src)
                 if v is None:   # NaN -> 0; from f64 / into 64 bits the sign bit alone (H200,
-                    # tests/data/hw/base_sm90.npz, tests/isa/test_base_hw.py)
+                    # tests/data/hardware/base_sweep/base_sm90.npz, tests/isa/test_base_hw.py)
                     want.append(1 << (wd - 1) if src == "f64" or wd == 64 else 0)
                 elif isinstance(v, str):
                     want.append((hi if v == "inf" else lo) & ((1 << wd) - 1))

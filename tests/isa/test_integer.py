@@ -312,7 +312,7 @@ def test_bfe(type, w, sg):
     ln = [int(p) for p in RNG.integers(0, 80, len(a))]
     pos[:4], ln[:4] = [0, 4, w - 1, 0x1FF], [0, 4, 8, 3]  # 0x1ff: only the low byte counts
     got = I.bfe(arr(a, w), np.array(pos, np.uint32), np.array(ln, np.uint32), type=type)
-    # the 64-bit forms use the whole 32-bit b and c (H200, tests/data/hw/base_sm90.npz)
+    # the 64-bit forms use the whole 32-bit b and c (H200, tests/data/hardware/base_sweep/base_sm90.npz)
     lo = (lambda v: v & 0xFF) if w == 32 else (lambda v: v)
     check(got, [_bfe_ref(x, lo(p), lo(n), w, sg) for x, p, n in zip(a, pos, ln)])
 
@@ -324,7 +324,7 @@ def test_bfi(type, w):
     ln = [int(p) for p in RNG.integers(0, 80, len(a))]
 
     def ref(x, y, p, n):
-        if w == 32:   # .b64 uses the whole 32-bit c and d (H200, tests/data/hw/base_sm90.npz)
+        if w == 32:   # .b64 uses the whole 32-bit c and d (H200, tests/data/hardware/base_sweep/base_sm90.npz)
             p, n = p & 0xFF, n & 0xFF
         f = y
         i = 0

@@ -1,4 +1,4 @@
-"""Replay of the H200 mma.sp captures (tests/data/hw/mma_sp_sm90.npz, format in hw/README.md)
+"""Replay of the H200 mma.sp captures (tests/data/hardware/mma_sp/mma_sp_sm90.npz, format in hardware/mma_sp/README.md)
 through ptxsim.execute: every warp must come out bit-exact.
 
 The vectors hold the instruction texts and the hardware outputs; the inputs are regenerated
@@ -21,7 +21,7 @@ import ptxsim
 from ptxsim.errors import IllegalInstructionError, PtxsimError, SparsityMetadataError
 from ptxsim.isa import mma_sp as sp
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "hw" / "mma_sp_sm90.npz"
+DATA = Path(__file__).resolve().parents[1] / "data" / "hardware" / "mma_sp" / "mma_sp_sm90.npz"
 if not DATA.exists():
     pytest.skip(f"hardware vectors {DATA} not present", allow_module_level=True)
 inputs = pytest.importorskip("ptxsim.testing.mma_sp_inputs")
@@ -58,7 +58,7 @@ def parse(text: str):
 
 
 # every form, the 8 e4m3/e5m2 ones included: sm_90 computes them as ptxas's f16 expansion
-# (numerics kind fp8_sync; SASS in tests/data/hw2/mma_sync_sm90_sass.txt)
+# (numerics kind fp8_sync; SASS in tests/data/hardware/mma_sync/mma_sync_sm90_sass.txt)
 CASES = [pytest.param(i, id=f"{i}:{f['instruction'].split(' ')[0]}:sel{f['selector']}")
          for i, f in enumerate(FORMS)]
 

@@ -1,11 +1,11 @@
 """div.approx{.ftz}.f32 and div.full{.ftz}.f32 as an H200 (sm_90) computes them: the SASS ptxas
-13.0 emits (hw4/results/div_sass.txt: optional scaling, MUFU.RCP, FMUL{.FTZ}) on the bit-exact
-MUFU.RCP model. Expected values: tests/isa/data/mufu_div_sm90.npz (recorded on the H200,
+13.0 emits (hardware/mufu/results/div_sass.txt: optional scaling, MUFU.RCP, FMUL{.FTZ}) on the bit-exact
+MUFU.RCP model. Expected values: tests/data/hardware/mufu/mufu_div_sm90.npz (recorded on the H200,
 2026-11-21: 400 special x special pairs, 16,384 uniform random bit pairs, 16,384 pairs with
-exponents within +-130 of each other; hw4/div_capture.sh), the PTX ISA rule for div.approx with
+exponents within +-130 of each other; hardware/mufu/div_capture.sh), the PTX ISA rule for div.approx with
 huge divisors, and hand derivations from the SASS. The model was also checked on the H200 for
 7 x 2^32 pairs per form (every b, a = 1 and six hashed a) and, as numpy code, 2^26 pairs per form:
-0 mismatches (hw4/results/div_verify_*.txt)."""
+0 mismatches (hardware/mufu/results/div_verify_*.txt)."""
 import os
 
 import numpy as np
@@ -20,7 +20,7 @@ FORMS = [("div.approx.f32", dict(approx=True)),
 
 @pytest.mark.parametrize("k", range(4))
 def test_replays_recorded_sm90_bits_exactly(k):
-    d = np.load(os.path.join(os.path.dirname(__file__), "data", "mufu_div_sm90.npz"))
+    d = np.load(os.path.join(os.path.dirname(__file__), "..", "data", "hardware", "mufu", "mufu_div_sm90.npz"))
     name, kw = FORMS[k]
     assert str(d["ops"][k]) == name
     got = F.div(d["a"], d["b"], type="f32", **kw)

@@ -1,14 +1,14 @@
 """f32 MUFU .approx (rcp, rsqrt, sqrt, ex2, lg2; .ftz and not) as an H200 (sm_90) computes them.
 
 Sources of the expected values (none from ptxsim):
-- tests/isa/data/mufu_f32_sm90.npz: recorded H200 bits (hw4/capture.sh, 2026-11-21, driver
+- tests/data/hardware/mufu/mufu_f32_sm90.npz: recorded H200 bits (hardware/mufu/capture.sh, 2026-11-21, driver
   580.159.04): 2,048 structured inputs (every sign and exponent with fraction 0, 1, 0x400000,
   0x7FFFFF) and 63,488 random 32-bit patterns, each through all ten instructions;
 - the PTX ISA error bounds (floating.APPROX_ERROR_BOUNDS) for whole binades;
-- hand derivations from the SASS ptxas 13.0 emits for the non-.ftz forms (hw4/results/
+- hand derivations from the SASS ptxas 13.0 emits for the non-.ftz forms (hardware/mufu/results/
   mufu_sass.txt), worked in the comments.
-The model itself was checked on the H200 against all 2^32 inputs of each form (hw4/verify.sh,
-hw4/results/verify_*.txt: 0 mismatches)."""
+The model itself was checked on the H200 against all 2^32 inputs of each form (hardware/mufu/verify.sh,
+hardware/mufu/results/verify_*.txt: 0 mismatches)."""
 import os
 
 import numpy as np
@@ -31,7 +31,7 @@ FORMS = {
 
 
 def _capture():
-    return np.load(os.path.join(os.path.dirname(__file__), "data", "mufu_f32_sm90.npz"))
+    return np.load(os.path.join(os.path.dirname(__file__), "..", "data", "hardware", "mufu", "mufu_f32_sm90.npz"))
 
 
 @pytest.mark.parametrize("k,op", list(enumerate(FORMS)))
@@ -122,7 +122,7 @@ def test_exact_points():
 
 
 def test_non_ftz_subnormal_paths_derived_from_the_sass():
-    """Worked from hw4/results/mufu_sass.txt (ptxas 13.0, sm_90a) and the recorded fact that the
+    """Worked from hardware/mufu/results/mufu_sass.txt (ptxas 13.0, sm_90a) and the recorded fact that the
     MUFU maps 1.0 to 1.0 (rcp, sqrt, rsqrt) and integers n to exactly 2^n (ex2)."""
     sub127, sub148, sub149 = 0x00400000, 0x00000002, 0x00000001     # 2^-127, 2^-148, 2^-149
     # rcp: |a| < 2^-126 -> MUFU.RCP(a * 2^24) * 2^24 = 2^103 * 2^24 = 2^127; .ftz: 1/0 = +Inf

@@ -1,8 +1,8 @@
 """rcp.approx.ftz.f64 (MUFU.RCP64H), rsqrt.approx.ftz.f64 (MUFU.RSQ64H) and rsqrt.approx.f64
 (MUFU.RSQ64H + one DFMA Newton step), bit-exact for sm_90 (docs/mufu.md, "f64 approximations").
 
-Independent sources: the 32,768 inputs recorded on an H200 (hw4/f64_run.sh, hw4/gen_f64_inputs.py:
-tests/isa/data/mufu_f64_sm90.npz), the SASS (hw4/results/f64_sass.txt) worked by hand, exact
+Independent sources: the 32,768 inputs recorded on an H200 (hardware/mufu/f64_run.sh, hardware/mufu/gen_f64_inputs.py:
+tests/data/hardware/mufu/mufu_f64_sm90.npz), the SASS (hardware/mufu/results/f64_sass.txt) worked by hand, exact
 rational arithmetic (fractions), and ptxsim's f32 MUFU.RCP / MUFU.RSQ (verified separately over
 all 2^32 f32 inputs, docs/mufu.md), which the hardware's 64H units turn out to share."""
 import os
@@ -15,7 +15,7 @@ from ptxsim.errors import PtxsimError
 from ptxsim.isa import floating as F
 
 U = np.uint64
-DATA = os.path.join(os.path.dirname(__file__), "data", "mufu_f64_sm90.npz")
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "hardware", "mufu", "mufu_f64_sm90.npz")
 
 
 @pytest.fixture(scope="module")

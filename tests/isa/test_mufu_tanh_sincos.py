@@ -1,15 +1,15 @@
 """tanh.approx.f32 and sin / cos .approx{.ftz}.f32 as an H200 (sm_90) computes them.
 
 Sources of the expected values (none from ptxsim):
-- tests/isa/data/mufu_tanh_sm90.npz: recorded H200 bits (hw4/tanh_capture.sh, 2026-11-21, driver
+- tests/data/hardware/mufu/mufu_tanh_sm90.npz: recorded H200 bits (hardware/mufu/tanh_capture.sh, 2026-11-21, driver
   580.159.04) of tanh / sin / cos .approx.f32 for the 65,536 inputs of mufu_f32_sm90.npz (2,048
   structured: every sign and exponent with fraction 0, 1, 0x400000, 0x7FFFFF; 63,488 random);
-- hw4/results/tanh_analysis.txt: the H200's own structure analysis of MUFU.TANH over all 2^31
+- hardware/mufu/results/tanh_analysis.txt: the H200's own structure analysis of MUFU.TANH over all 2^31
   positive finite inputs (identity / 1.0 counts, odd-symmetry breaks, dependence on low bits);
 - the PTX ISA error bounds (floating.APPROX_ERROR_BOUNDS) and hand derivations from the SASS
-  (FMUL.RZ by 0x3E22F983, then MUFU.SIN / COS; hw4/results/sincos_sass.txt), worked below.
+  (FMUL.RZ by 0x3E22F983, then MUFU.SIN / COS; hardware/mufu/results/sincos_sass.txt), worked below.
 The models were checked on the H200 against all 2^32 inputs of each of the five forms
-(hw4/tsc_verify.sh, hw4/results/tsc_verify_*.txt: 0 mismatches, CUDA transcription and numpy)."""
+(hardware/mufu/tsc_verify.sh, hardware/mufu/results/tsc_verify_*.txt: 0 mismatches, CUDA transcription and numpy)."""
 import os
 import re
 
@@ -24,8 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def _recorded():
-    x = np.load(os.path.join(HERE, "data", "mufu_f32_sm90.npz"))["x"]
-    d = np.load(os.path.join(HERE, "data", "mufu_tanh_sm90.npz"))
+    x = np.load(os.path.join(ROOT, "tests", "data", "hardware", "mufu", "mufu_f32_sm90.npz"))["x"]
+    d = np.load(os.path.join(ROOT, "tests", "data", "hardware", "mufu", "mufu_tanh_sm90.npz"))
     return x, d["y"], [str(o) for o in d["ops"]]
 
 
@@ -57,7 +57,7 @@ def test_ftz_gives_the_same_bits():
 
 def _analysis():
     rows = {}
-    with open(os.path.join(ROOT, "hw4", "results", "tanh_analysis.txt")) as fh:
+    with open(os.path.join(ROOT, "hardware", "mufu", "results", "tanh_analysis.txt")) as fh:
         for line in fh:
             m = re.match(r"E\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\|(.*)", line)
             if m:
@@ -66,7 +66,7 @@ def _analysis():
 
 
 def test_tanh_structure_is_the_one_the_h200_reported():
-    """hw4/results/tanh_analysis.txt (all positive finite inputs, 2^23 per exponent): identity
+    """hardware/mufu/results/tanh_analysis.txt (all positive finite inputs, 2^23 per exponent): identity
     for biased exponents <= 118, exactly 1.0 from 130, no odd-symmetry break anywhere, no
     negative result, and in 119..129 the low _TANH_DROP[E] fraction bits never matter (one more
     bit does, except at 129 where 3 bits could be dropped: the table keeps 2 there, as verified
@@ -142,7 +142,7 @@ def test_sin_cos_hand_derived_points():
 
 def test_sin_odd_cos_even():
     # the H200: sin(-a) = -sin(a), cos(-a) = cos(a) bit for bit for every finite a (the result
-    # depends on (sign r, F) only; hw4/results/tsc_verify_*.txt); here on the recorded inputs
+    # depends on (sign r, F) only; hardware/mufu/results/tsc_verify_*.txt); here on the recorded inputs
     x = _recorded()[0]
     fin = ((x >> 23) & 0xFF) != 0xFF
     xs = x[fin]

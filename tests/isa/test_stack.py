@@ -67,12 +67,12 @@ def test_overflow_names_the_thread():
     assert e.value.thread == 3
 
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "hw" / "stack_sm90.npz"
+DATA = Path(__file__).resolve().parents[1] / "data" / "hardware" / "stack" / "stack_sm90.npz"
 
 
 def test_replay_h200_stack_probes():
     """Each probe: s0 = stacksave; p = alloca(sz0, align); s1 = stacksave; q = alloca(sz1);
-    s2 = stacksave; st.local [q]; stackrestore s0; s3 = stacksave (hw/stack_cases.py). Probes
+    s2 = stacksave; st.local [q]; stackrestore s0; s3 = stacksave (hardware/stack/stack_cases.py). Probes
     that faulted on the GPU (illegal address: the allocation left the 1024-byte stack) must
     overflow in ptxsim; the others must give the recorded pointers bit for bit."""
     z = np.load(DATA)

@@ -1,7 +1,7 @@
 """`vop d, a, b, c` with neither .op2 nor d.dsel (ptxas 13.0 accepts it; no syntax line of
-9.7.18.1.1 has it): recorded on an NVIDIA H200 (tests/isa/data/video_c_sm90.npz, made by
-hw3/video_c.py: 12 variants x 1024 operand sets, each run with c and without c into a destination
-pre-loaded with d). The GPU ignores c (the SASS loads only a and b: hw3/video_c_sass.txt);
+9.7.18.1.1 has it): recorded on an NVIDIA H200 (tests/data/hardware/video/video_c_sm90.npz, made by
+hardware/video/video_c.py: 12 variants x 1024 operand sets, each run with c and without c into a destination
+pre-loaded with d). The GPU ignores c (the SASS loads only a and b: hardware/video/video_c_sass.txt);
 ptxsim must give the recorded bits for both forms and warn about the ignored c."""
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from ptxsim.errors import VideoOperandIgnored
 from ptxsim.isa import video
 from ptxsim.testing.video_inputs import video_operands, video_operands_checksum
 
-DATA = Path(__file__).parent / "data" / "video_c_sm90.npz"
+DATA = Path(__file__).resolve().parents[1] / "data" / "hardware" / "video" / "video_c_sm90.npz"
 
 
 @pytest.fixture(scope="module")
 def rec():
     z = np.load(DATA)
     ops = video_operands(1024)
-    # the inputs are regenerated: the checksum of the array sent to the GPU (hw3/video_c.py)
+    # the inputs are regenerated: the checksum of the array sent to the GPU (hardware/video/video_c.py)
     assert video_operands_checksum(ops) == "88642aa3f6a0345f"
     return z, ops
 

@@ -1,5 +1,5 @@
-"""Replay the video-instruction vectors recorded on an NVIDIA H200 (tests/data/hw/video_sm90.npz,
-captured by hw/capture.py; format in hw/README.md) through ptxsim: every variant, every operand
+"""Replay the video-instruction vectors recorded on an NVIDIA H200 (tests/data/hardware/video/video_sm90.npz,
+captured by hardware/common/capture.py; format in hardware/video/README.md) through ptxsim: every variant, every operand
 set, bit for bit."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from ptxsim.isa import video
 from ptxsim.testing.video_inputs import video_operands, video_operands_checksum
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "hw" / "video_sm90.npz"
+DATA = Path(__file__).resolve().parents[1] / "data" / "hardware" / "video" / "video_sm90.npz"
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import numpy as np
 from ptxsim.testing.gen import Stream, checksum, splitmix64
 from ptxsim.testing.mma_sp_inputs import META_1_2, META_2_4, mma_sp_inputs
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "hw"
+DATA = Path(__file__).resolve().parents[1] / "data" / "hardware" / "mma_sp"
 
 
 def test_splitmix64_reference_values():
@@ -44,7 +44,7 @@ def test_mma_sp_metadata_is_valid_outside_the_anymeta_warps():
 
 
 def test_mma_sp_probe_records_match_the_documented_m16n8k16_layout():
-    """The one-hot pair probes (hw/mma_sp_probes.py) of mma.sp m16n8k16 f16 with f32 D,
+    """The one-hot pair probes (hardware/mma_sp/mma_sp_probes.py) of mma.sp m16n8k16 f16 with f32 D,
     checked against an independent reading of the fragment layouts: D (f32) row groupID + 8*(reg>=2),
     column 2*(lane%4) + (reg&1) (the dense mma.m16n8k16 D layout); B element i = 2*reg + slot at
     k = 2*(lane%4) + (i&1) + 8*(i>=2), n = groupID; compressed A: row groupID + 8*reg, compressed

@@ -184,7 +184,7 @@ def test_cluster_barrier():
 
 
 def test_matches_h200_probe():
-    """tests/machine/hardware/tma_probe.cu `mbar_kernel`, run on an H200 (sm_90a) 2026-11-21,
+    """hardware/tma/tma_probe.cu `mbar_kernel`, run on an H200 (sm_90a) 2026-11-21,
     printed `mbar 1 0 4 1 1`: fresh init(4) -> test_wait.parity(1) true, parity(0) false;
     pending_count of the first arrive's token = 4; after arrive, arrive(2), complete_tx(64)
     (tx-count -64) and arrive.expect_tx(64) the phase is complete (parity(0) true) and the first

@@ -1,6 +1,6 @@
 """ptxsim's TMA tile loads against shared-memory bytes recorded on a real GPU.
 
-tests/machine/hardware/tma_probe.cu ran each case of make_cases.py on an NVIDIA H100/H200
+hardware/tma/tma_probe.cu ran each case of make_cases.py on an NVIDIA H100/H200
 (sm_90a: the same cp.async.bulk.tensor tile mode and 32B/64B/128B swizzles as sm_100a) and saved
 what the TMA engine wrote into 8 KB of shared memory prefilled with 0xAB (box at offset 2048 of a
 1024-byte aligned buffer). data/tma_sm90.npz holds those bytes (`smem`) and whether the kernel
@@ -18,10 +18,10 @@ from ptxsim.machine.memory import GlobalMemory
 from ptxsim.machine.tensormap import TensorMap, tma_load_tile, tma_store_tile
 
 HERE = os.path.dirname(__file__)
-sys.path.insert(0, os.path.join(HERE, "hardware"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "hardware", "tma"))
 from make_cases import CASES, esize, nbytes  # noqa: E402
 
-DATA = os.path.join(HERE, "data", "tma_sm90.npz")
+DATA = os.path.join(HERE, "..", "data", "hardware", "tma", "tma_sm90.npz")
 pytestmark = pytest.mark.skipif(not os.path.exists(DATA), reason="no recorded hardware data")
 
 
@@ -54,13 +54,13 @@ def test_tile_load_matches_hardware(i):
     np.testing.assert_array_equal(smem, rec["smem"][i])
 
 
-STORE = os.path.join(HERE, "data", "tma_store_sm90.npz")
+STORE = os.path.join(HERE, "..", "data", "hardware", "tma", "tma_store_sm90.npz")
 
 
 @pytest.mark.skipif(not os.path.exists(STORE), reason="no recorded hardware data")
 @pytest.mark.parametrize("i", range(14))
 def test_tile_store_matches_hardware(i):
-    """tests/machine/hardware/tma_store_probe.cu on an H200 (2026-11-21): shared memory holds the
+    """hardware/tma/tma_store_probe.cu on an H200 (2026-11-21): shared memory holds the
     16-bit words w+1 from a 1024-aligned buffer, the box at offset 2048 is stored into a 72 x 40
     uint16 tensor prefilled with 0xCDCD. `cases` = (swizzle enum, box0, box1, c0, c1); cases
     with a negative coordinate or a misaligned inner coordinate faulted."""
@@ -79,13 +79,13 @@ def test_tile_store_matches_hardware(i):
     np.testing.assert_array_equal(A, rec["gmem"][i])
 
 
-MULTICAST = os.path.join(HERE, "data", "tma_multicast_sm90.npz")
+MULTICAST = os.path.join(HERE, "..", "data", "hardware", "tma", "tma_multicast_sm90.npz")
 
 
 @pytest.mark.skipif(not os.path.exists(MULTICAST), reason="no recorded hardware data")
 @pytest.mark.parametrize("mask", [0b1011, 0b0110, 0b1111])
 def test_multicast_matches_hardware(mask):
-    """tests/machine/hardware/tma_multicast_probe.cu on an H200 (2026-11-21): a 4-CTA cluster,
+    """hardware/tma/tma_multicast_probe.cu on an H200 (2026-11-21): a 4-CTA cluster,
     rank 1 issues one 64x16 uint16 128B-swizzled box load with .multicast::cluster ctaMask;
     each CTA expects the box bytes on its own mbarrier when its rank is in the mask. Recorded:
     every CTA's 4 KB of shared memory (prefilled 0xAB, box at 1024) and its phase-0 completion."""

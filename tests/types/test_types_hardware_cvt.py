@@ -1,10 +1,10 @@
 """encode()/decode() against cvt results recorded on an NVIDIA H200 (sm_90), 2026-11-21.
 
-tests/types/data/cvt_sm90.npz holds a subset (every ±0, ±Inf, 200 NaNs, 20 000 random picks) of
+tests/data/hardware/cvt/cvt_sm90.npz holds a subset (every ±0, ±Inf, 200 NaNs, 20 000 random picks) of
 625 308 f32 inputs and 408 436 f64 inputs -- random bit patterns, every bf16 and f16 value with its
 rounding midpoints and their f32 neighbours, and k * 2^j (|k| < 512, -30 <= j <= 18) with
 neighbours -- and the hardware's outputs for each cvt form below. The capture program is
-tests/types/data/cvt_sm90_capture.py (CuPy, run through the device tool). On the full set every
+hardware/cvt/cvt_sm90_capture.py (CuPy, run through the device tool). On the full set every
 form matched encode() bit for bit, except the f64-source NaN payloads noted below.
 """
 from pathlib import Path
@@ -14,7 +14,7 @@ import pytest
 
 from ptxsim.types import decode, encode
 
-DATA = np.load(Path(__file__).parent / "data" / "cvt_sm90.npz")
+DATA = np.load(Path(__file__).resolve().parents[1] / "data" / "hardware" / "cvt" / "cvt_sm90.npz")
 X32 = DATA["x_f32_bits"].view(np.float32)
 X64 = DATA["x_f64"]
 FORMS = [k for k in DATA.files if k.split(".")[0] in ("f16", "bf16", "tf32", "e4m3", "e5m2")]

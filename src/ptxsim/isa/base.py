@@ -354,7 +354,7 @@ _CHOP8 = {"u8", "s8"}
 
 def _cvt_relaxed(fn, dtype, atype):
     """PTX relaxed type-checking for cvt's integer registers (measured on the H200,
-    tests/data/hw/base_sm90.npz): an 8-bit source in a wider register is chopped to its low
+    tests/data/hardware/base_sweep/base_sm90.npz): an 8-bit source in a wider register is chopped to its low
     8 bits (cvt.u32.u8 of 0xbb83 converts 0x83), and an .s8 result is sign-extended into the
     destination register (cvt.s8.u16 0x3c9 -> 0xffc9 in a .b16 register)."""
     if atype not in _CHOP8 and dtype != "s8":

@@ -122,7 +122,7 @@ def cvt(a, *, dtype: str, atype: str, rnd: str | None = None, ftz: bool = False,
 
 
 # The NaN a float -> float cvt returns (9.7.9.21 says only that a NaN stays a NaN), as the H200
-# gives it (probes in docs/base-instructions.md and the sweep, tests/data/hw/base_sm90.npz).
+# gives it (probes in docs/base-instructions.md and the sweep, tests/data/hardware/base_sweep/base_sm90.npz).
 # (source, destination) -> rule; pairs not listed give the destination's canonical NaN
 # (cvt.rn.f16.f32 0xffc00001 -> 0x7fff, cvt.f32.f16 0x7d01 -> 0x7fffffff, cvt.f16.f16
 # 0x7c01 -> 0x7fff).
@@ -197,7 +197,7 @@ def _float_to_int(x, dst, rnd, from_f64=False):
     the 8..32-bit destinations of f16 / bf16 / f32, but the destination's sign bit alone
     (0x80, 0x8000, 0x80000000, 0x8000000000000000) from an f64 source or into a 64-bit
     destination -- the H200's F2I.F64 / F2I.64 result, measured for every such form
-    (tests/data/hw/base_sm90.npz: cvt.rni.u32.f64 0x7ff8000000000000 -> 0x80000000,
+    (tests/data/hardware/base_sweep/base_sm90.npz: cvt.rni.u32.f64 0x7ff8000000000000 -> 0x80000000,
     cvt.rni.u8.f64 -> 0x80, cvt.rzi.u64.f32 0x7fc00000 -> 0x8000000000000000); the spec says
     only that NaN converts to 0 (9.7.9.21), so this follows the hardware."""
     r = _float_to_int_nan0(x, dst, rnd)

@@ -587,7 +587,7 @@ def _arith(instr, type, rnd, ftz, sat, xs, relu=False):
     rnd = _check_arith(instr, type, rnd, ftz, sat, relu)
     if instr == "fma" and type in ("bf16", "bf16x2") and rnd != "rn":
         # 9.7.4.x lists only fma.rn for .bf16/.bf16x2; ptxas 13.0 assembles .rz/.rm/.rp, and the
-        # H200 result is not the bf16 fma with that rounding (tests/data/hw/base_sm90.npz:
+        # H200 result is not the bf16 fma with that rounding (tests/data/hardware/base_sweep/base_sm90.npz:
         # fma.rz.bf16 0xbf08 * 0x3f08 + 0x3f08 -> 0xbd54, close to an f16 fma of the same bits;
         # the x2 forms agree with "f32 fma with that rounding, then cvt.rn.bf16" in ~99% of
         # lanes only), so ptxsim warns and keeps the spec's operation)
@@ -795,11 +795,11 @@ def _half_mufu_tables() -> dict:
 
 
 # --- f32 rcp / rsqrt / sqrt / ex2 / lg2 .approx: bit-exact models of an H200 (sm_90) MUFU --------
-# Derived from captures on an H200 (hw4/capture.sh, 2026-11-21) and verified there against the
-# real instructions for all 2^32 inputs of each of the ten forms (hw4/verify.sh, docs/mufu.md).
+# Derived from captures on an H200 (hardware/mufu/capture.sh, 2026-11-21) and verified there against the
+# real instructions for all 2^32 inputs of each of the ten forms (hardware/mufu/verify.sh, docs/mufu.md).
 # Whether sm_100's MUFU agrees is not known: these are used for every target. The .ftz forms are
 # one MUFU instruction each; the non-.ftz forms are the SASS that ptxas 13.0 emits around it
-# (cuobjdump -sass, hw4/results/mufu_sass.txt), modelled step by step
+# (cuobjdump -sass, hardware/mufu/results/mufu_sass.txt), modelled step by step
 # in `_F32_APPROX` below. Every table holds the raw result bits of the .ftz instruction over 2^23
 # (sqrt, rsqrt: 2^24) consecutive inputs, as its first value and first differences
 # (src/ptxsim/data/mufu_sm90_f32.npz, 1.6 MB).
@@ -887,13 +887,13 @@ def _mufu_lg2(u):
 
 
 # MUFU.TANH (= tanh.approx.f32, one instruction, no .ftz form): the structure found on the H200
-# over all 2^31 positive finite inputs (hw4/tanh.cu analyse, hw4/results/tanh_analysis.txt):
+# over all 2^31 positive finite inputs (hardware/mufu/tanh.cu analyse, hardware/mufu/results/tanh_analysis.txt):
 # tanh(-a) = -tanh(a) bit for bit (NaN aside); |a| < 2^-8 (biased exponent <= 118, subnormals and
 # zeros included) gives a itself; |a| >= 8 (exponent >= 130, Inf included) gives +-1.0; in between
 # the result does not depend on the low _TANH_DROP[E] fraction bits, so one table entry serves
 # 2^_TANH_DROP[E] inputs (src/ptxsim/data/mufu_sm90_tanh.npz, 7,733,248 entries, 0.3 MB).
 _TANH_DROP = {119: 6, 120: 6, 121: 6, 122: 5, 123: 5, 124: 4, 125: 4, 126: 4, 127: 3, 128: 2,
-              129: 2}   # biased exponent: fraction bits that do not matter (hw4/build_tanh.py;
+              129: 2}   # biased exponent: fraction bits that do not matter (hardware/mufu/build_tanh.py;
 # at 129 even 3 do not: kept at 2, the table as verified on the device)
 _TANH_DATA = Path(__file__).resolve().parent.parent / "data" / "mufu_sm90_tanh.npz"
 
@@ -980,7 +980,7 @@ def _nonftz_ex2(u, mufu):
 
 def _f32_div_approx(a, b, ftz: bool, full: bool) -> np.ndarray:
     """div.approx{.ftz}.f32 and div.full{.ftz}.f32 as ptxas 13.0 compiles them for sm_90
-    (hw4/results/div_sass.txt), on the MUFU.RCP model; checked on the H200 (hw4/div_verify.sh):
+    (hardware/mufu/results/div_sass.txt), on the MUFU.RCP model; checked on the H200 (hardware/mufu/div_verify.sh):
       .full:      |b| > 2^126 -> a *= 0.25, b *= 0.25   (FMUL{.FTZ})
       not .ftz:   |b| < 2^-126 (the original b) -> a *= 2^24, b *= 2^24   (FMUL)
       d = FMUL{.FTZ}(MUFU.RCP(b), a)
@@ -1023,10 +1023,10 @@ _F32_APPROX = {  # instruction: (the MUFU (.ftz form), the non-.ftz SASS around 
 
 
 # The f64 approximations, bit-exact as an H200 (sm_90) computes them. SASS (ptxas 13.0, sm_90a,
-# hw4/results/f64_sass.txt): rcp.approx.ftz.f64 is MUFU.RCP64H and rsqrt.approx.ftz.f64 is
+# hardware/mufu/results/f64_sass.txt): rcp.approx.ftz.f64 is MUFU.RCP64H and rsqrt.approx.ftz.f64 is
 # MUFU.RSQ64H, each on the operand's upper word alone, the result's lower word set to 0;
 # rsqrt.approx.f64 is MUFU.RSQ64H plus one DFMA refinement (`_rsqrt_f64`). Found and verified on
-# the H200 (hw4/f64.cu, docs/mufu.md): the 64H units read the same tables as MUFU.RCP / MUFU.RSQ
+# the H200 (hardware/mufu/f64.cu, docs/mufu.md): the 64H units read the same tables as MUFU.RCP / MUFU.RSQ
 # (`_f32_mufu_table`), indexed by the 20 upper fraction bits followed by three zeros, and keep
 # the top 20 of the table value's 23 fraction bits (truncation); the exponent is negated
 # (halved) with the f64 bias. 0 mismatches over all 2^32 upper words (x 3 lower words).
@@ -1079,7 +1079,7 @@ def _dfma(a, b, c):
 
 
 def _rsqrt_f64_refine(a: np.ndarray) -> np.ndarray:
-    """The DFMA sequence of rsqrt.approx.f64 (hw4/results/f64_sass.txt), for positive normal a:
+    """The DFMA sequence of rsqrt.approx.f64 (hardware/mufu/results/f64_sass.txt), for positive normal a:
         y = {MUFU.RSQ64H(a.hi), 0}; t = DMUL(y, y); t = DFMA(a, -t, 1); c = DFMA(t, 0.375, 0.5)
         u = DMUL(y, t); d = DFMA(c, u, y)        (one Newton step: y (1 + t/2 + 3t^2/8))"""
     y = _hi_word(_mufu_rsq64h(a.view(np.uint64)))
@@ -1092,7 +1092,7 @@ def _rsqrt_f64_refine(a: np.ndarray) -> np.ndarray:
 
 
 def _rsqrt_f64(x: np.ndarray) -> np.ndarray:
-    """rsqrt.approx.f64 (sm_90 SASS, hw4/results/f64_sass.txt): the fast path when
+    """rsqrt.approx.f64 (sm_90 SASS, hardware/mufu/results/f64_sass.txt): the fast path when
     a.hi - 0x00100000 < 0x7FE00000 unsigned (a positive and normal), else
     __cuda_sm20_drsqrt_f64_slowpath_v2: +-0 -> +-Inf; NaN -> DADD(a, a) (quieted); other
     negatives (-Inf included) -> 0xFFF8000000000000; +Inf -> +0; positive subnormals ->
@@ -1175,9 +1175,9 @@ def lg2(a, *, ftz: bool = False):
 
 
 # sin/cos.approx{.ftz}.f32: bit-exact models of an H200 (sm_90). SASS (ptxas 13.0, all four
-# forms, hw4/results/sincos_sass.txt): FMUL.RZ r = a * 0x3E22F983 (1/2pi in f32; no .FTZ) then
+# forms, hardware/mufu/results/sincos_sass.txt): FMUL.RZ r = a * 0x3E22F983 (1/2pi in f32; no .FTZ) then
 # MUFU.SIN / MUFU.COS r; .ftz and non-.ftz give the same bits. Found on the H200
-# (hw4/sincos.cu, hw4/build_sincos.py, docs/mufu.md): the result is a function of the sign of r and
+# (hardware/mufu/sincos.cu, hardware/mufu/build_sincos.py, docs/mufu.md): the result is a function of the sign of r and
 # F = trunc(|r| 2^25) mod 2^25 (0 conflicts over all 2^32 inputs); with quadrant = F >> 23 and
 # low = F mod 2^23, |sin| = Q[low] in quadrants 0 and 2 and Q[2^23 - 1 - low] (the one's
 # complement of low, not 2^23 - low) in quadrants 1 and 3; sin is negative in quadrants 2 and 3

@@ -383,7 +383,7 @@ def _ones(n: np.ndarray) -> np.ndarray:
 def _pos_len(x: np.ndarray, width: int) -> np.ndarray:
     """A bfe / bfi position or length operand as the hardware reads it. 9.7.1.x says `b[7:0]`
     / `c[7:0]`; the H200 does that for the 32-bit types, but the 64-bit forms use the whole
-    32-bit operand (tests/data/hw/base_sm90.npz: bfe.u64 a=0x7fffff, pos=0x100, len=5 -> 0, not
+    32-bit operand (tests/data/hardware/base_sweep/base_sm90.npz: bfe.u64 a=0x7fffff, pos=0x100, len=5 -> 0, not
     the 0x1f of pos=0; bfe.u64 a=0x93e7..1e, pos=1, len=0x80000000 -> a >> 1, not 0; bfi.b64
     a=0x8000000000000001, b=0x282f..., pos=1, len=0x9e831237 -> 0x2). Any value >= 64 acts the
     same, so the 64-bit value is clamped to 255 to keep the arithmetic small."""
@@ -453,7 +453,7 @@ def fns(mask, base, offset) -> np.ndarray:
     d = np.where(off == 0, np.where(np.take_along_axis(setb, bs[..., None], -1)[..., 0], bs, -1),
                  d)
     # offset = INT_MIN (whose magnitude does not fit an s32) gives 0 on the H200 whatever the
-    # mask and base (8 of 8 rows of tests/data/hw/base_sm90.npz, e.g. mask 0x30e052f8, base 16),
+    # mask and base (8 of 8 rows of tests/data/hardware/base_sweep/base_sm90.npz, e.g. mask 0x30e052f8, base 16),
     # not the 0xffffffff "not found" of the spec's description
     d = np.where(off == -(1 << 31), 0, d)
     return regs.from_value(d, 32).astype(np.uint32)

@@ -272,7 +272,7 @@ class MmaSpForm:
                     f"not {v[0]}.{v[1]} (PTX ISA 9.7.14.6.3 PTX ISA Notes)")
 
     def check_selector(self, selector: int) -> None:
-        # FACTS §5 (measured on an H200; tests/data/hw captures m70/m75/m148/m153): m16n8k32
+        # FACTS §5 (measured on an H200; tests/data/hardware/mma_sp captures m70/m75/m148/m153): m16n8k32
         # .f32.f16.f16.f32 with selector 2 or 3 assembles and then faults with an
         # illegal-instruction error. ptxas rejects the same selectors with .f16 accumulators.
         if self.atype == "f16" and self.k == 32 and self.dtype == "f32" and selector in (2, 3):

@@ -4,7 +4,7 @@ The model: every thread owns a downward-growing stack in local memory, ``[limit,
 pointer starts at ``top``. ``alloca`` lowers it by the size and aligns it down
 (``sp = (sp - size) & ~(align - 1)``; a size of 0 returns the stack pointer unchanged when it is
 aligned); ``stacksave`` reads it; ``stackrestore`` sets it. All of this, the initial value and
-the usable size were measured on an H200 (tests/data/hw/stack_sm90.npz, replayed by
+the usable size were measured on an H200 (tests/data/hardware/stack/stack_sm90.npz, replayed by
 tests/isa/test_stack.py). All functions are vectorised over threads (uint64 arrays).
 
 What the spec leaves undefined is reported, not computed:
@@ -36,7 +36,7 @@ MIN_TARGET = 52               # sm_52 (Target ISA notes, all three)
 TARGETS = Req(AtLeast(MIN_TARGET))
 MIN_PTX = (7, 3)
 DEFAULT_STACK_BYTES = 1024    # cudaLimitStackSize default of the CUDA runtime (read on the H200)
-# Measured on an H200 (tests/data/hw/stack_sm90.npz): a kernel without a static frame starts with
+# Measured on an H200 (tests/data/hardware/stack/stack_sm90.npz): a kernel without a static frame starts with
 # the stack pointer at local address 0xFFFDC0, the same in every thread, and can use exactly
 # cudaLimitStackSize bytes below it (an access below faults with cudaErrorIllegalAddress).
 INITIAL_SP = 0xFFFDC0

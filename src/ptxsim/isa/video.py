@@ -9,7 +9,7 @@ transcribed from the spec, and a small text front end::
     execute("vadd.u32.u32.u32 %d, %a, %b;", {"%a": ..., "%b": ...})  -> {"%d": ...}
 
 The spec's pseudocode is followed except where the hardware vectors recorded on an H200
-(tests/data/hw/video_sm90.npz, replayed by tests/isa/test_video_hw.py) disagree; each such place
+(tests/data/hardware/video/video_sm90.npz, replayed by tests/isa/test_video_hw.py) disagree; each such place
 is marked ``HW:`` below and listed in docs/video.md.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ SEL4 = re.compile(r"b[0-7]{4}")                                      # 9.7.18.2.
 SCALES = ("shr7", "shr15")                                           # 9.7.18.1.3
 MODES = ("clamp", "wrap")                                            # 9.7.18.1.2
 # Spec-legal byte selectors that ptxas 13.0 rejects with "Parsing error near '.b1024'"
-# (measured: hw/build_record/legality.json); ptxsim rejects them too, naming the cause.
+# (measured: hardware/common/build_record/legality.json); ptxsim rejects them too, naming the cause.
 PTXAS_UNLEXABLE_SELECTORS = frozenset({"b1024"})
 # Target ISA notes: scalar video sm_20, SIMD video sm_30; PTX ISA 2.0 / 3.0
 MIN_TARGET = {"scalar": 20, "simd": 30}
@@ -199,7 +199,7 @@ def problems(opcode: str, qualifiers, operands, operand_kind=None):
         if not sel[0]:
             # The syntax wants .op2 or d.dsel; ptxas 13.0 accepts neither, and the H200 ignores
             # c (result = the three-operand form, 12 variants x 1024 operand sets; the SASS
-            # does not load c: tests/isa/data/video_c_sm90.npz). Legal, but surely not meant.
+            # does not load c: tests/data/hardware/video/video_c_sm90.npz). Legal, but surely not meant.
             yield "warning", (f"{opcode} with a third source operand but neither .op2 nor d.dsel "
                               f"ignores c, as the GPU does ({s})")
     else:

@@ -1,6 +1,6 @@
 """MMAs that ptxas expands into other instructions (params.EMULATED), computed as the expansion.
 
-Measured on sm_90 (H200, ptxas 13.0; SASS in tests/data/hw2/mma_sync_sm90_sass.txt): warp-level
+Measured on sm_90 (H200, ptxas 13.0; SASS in tests/data/hardware/mma_sync/mma_sync_sm90_sass.txt): warp-level
 ``mma.sync`` / ``mma.sp`` with .e4m3/.e5m2 has no fp8 tensor-core instruction.  Each 32-element
 K chunk (m16n8k32, or the 32 stored elements of m16n8k64 .sp) becomes
 

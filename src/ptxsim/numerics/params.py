@@ -106,8 +106,8 @@ ELEMENT_BYTES = {"tf32": 4, "f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "e2m3": 1
 GROUPED = dict(G=16, F=35, L=64, e_zero=-139)
 
 # Instructions that ptxas expands into other instructions on an architecture (measured: the SASS
-# of every captured kernel, tests/data/hw2/mma_sync_sm90_sass.txt; the H200 results,
-# tests/data/hw2/mma_sync_sm90.npz and tests/data/hw/mma_sp_sm90.npz).  (arch, kind) ->
+# of every captured kernel, tests/data/hardware/mma_sync/mma_sync_sm90_sass.txt; the H200 results,
+# tests/data/hardware/mma_sync/mma_sync_sm90.npz and tests/data/hardware/mma_sp/mma_sp_sm90.npz).  (arch, kind) ->
 #   via:    the kind whose arithmetic each emitted tensor-core instruction has (A/B converted to
 #           its element type exactly: F2FP.F16.E4M3/E5M2.UNPACK_B);
 #   chunk:  K elements per emulated instruction (32: the m16n8k32 / stored K of m16n8k64 .sp);

@@ -1,1 +1,1 @@
-"""Deterministic input generators shared by the hardware captures (hw/) and their replay tests."""
+"""Deterministic input generators shared by the hardware captures (hardware/) and their replay tests."""

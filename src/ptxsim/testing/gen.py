@@ -1,6 +1,6 @@
 """Deterministic input generators for hardware captures and their replay.
 
-The capture programs (hw/) and the replay tests draw their inputs from here, so recorded vector
+The capture programs (hardware/) and the replay tests draw their inputs from here, so recorded vector
 files store only outputs plus a checksum of the inputs. Everything is a counter-based hash
 (splitmix64, Steele, Lea & Flood 2014), vectorised in numpy: the stream for (seed, stream id) is
 ``splitmix64(seed ^ stream_id * GOLDEN + i)`` for i = 0, 1, 2, ...; nothing depends on numpy's

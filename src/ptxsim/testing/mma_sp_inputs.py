@@ -1,6 +1,6 @@
-"""Per-thread register inputs for the warp-level mma.sp captures (hw/mma_sp_forms.py) and replay.
+"""Per-thread register inputs for the warp-level mma.sp captures (hardware/mma_sp/mma_sp_forms.py) and replay.
 
-A form is described by a small dict (see ``hw/README.md``): element types of A, B and C, register
+A form is described by a small dict (see ``hardware/mma_sp/README.md``): element types of A, B and C, register
 counts, and the metadata flavour. ``mma_sp_inputs(form, warps)`` returns {register name: uint32
 array of shape (32*warps,)} for the registers %a0.., %b0.., %c0.., %e (and the block-scale
 operands when the form has them), deterministic in (instruction text, warps).

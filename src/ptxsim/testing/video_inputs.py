@@ -1,4 +1,4 @@
-"""Operand sets for the video-instruction captures (hw/video_*.py) and their replay.
+"""Operand sets for the video-instruction captures (hardware/video/video_*.py) and their replay.
 
 ``video_operands()`` returns the four registers every captured video kernel reads: a, b, c and
 the prior value of d (the kernel loads d before the instruction, so a merge into the old d rather

@@ -235,7 +235,7 @@ def _tf32_rna_nan(values, x: np.ndarray, code: np.ndarray, satfinite: bool) -> n
     """cvt.rna.tf32.f32 does not make NaNs canonical: it keeps the f32 NaN with its low 13 bits
     cleared (so 0x7F800001 becomes +Inf), and with .satfinite then lowers any all-ones-exponent
     magnitude by one tf32 ulp (0x7F800001 -> 0x7F7FE000 = MAX_NORM). Measured on an H200 (sm_90),
-    tests/types/data/cvt_sm90.npz. The f32 NaN bits come from float32 input as given; a float64
+    tests/data/hardware/cvt/cvt_sm90.npz. The f32 NaN bits come from float32 input as given; a float64
     NaN is narrowed to float32 first (payload truncated, as numpy and cvt.rn.f32.f64 do)."""
     nan_in = np.isnan(x)
     if not nan_in.any():

@@ -15,7 +15,7 @@ Each pair is an exact inverse on valid input (tests/types/test_types_containers.
 * `pack_cvt_x2`: the operand order of `cvt.*x2`: `cvt.rn.f16x2.f32 d, a, b` puts a in the UPPER
   half and b in the lower (9.7.9.21: "d[31:16] = convert(a); d[15:0] = convert(b)"), likewise
   e4m3x2/e5m2x2/e2m3x2/e3m2x2/ue8m0x2 (upper byte = a) and e2m1x2 (upper nibble = a). Measured
-  for e4m3x2/e5m2x2 on an H200 (tests/types/data/cvt_sm90.npz).
+  for e4m3x2/e5m2x2 on an H200 (tests/data/hardware/cvt/cvt_sm90.npz).
 """
 from __future__ import annotations
 
