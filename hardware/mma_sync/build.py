@@ -2,9 +2,11 @@
 
     python hardware/mma_sync/build.py [OUTDIR]        (default /work/main/.device/mma_sync)
 
-Reuses hardware/common/ptxgen.py (kernel text, ptxas pruning) and hardware/common/capture.py (the device-side runner):
+Reuses hardware/common/ptxgen.py (kernel text, ptxas pruning) and hardware/common/capture.py
+(the device-side runner):
 OUTDIR/{mma.cubin, mma.json, mma_in.npz, capture.py, build_info.json, legality.json}.
-Device:  python3 .device/mma_sync/capture.py run .device/mma_sync $OUT ; cuobjdump -sass .device/mma_sync/mma.cubin > $OUT/sass.txt
+Device:  python3 .device/mma_sync/capture.py run .device/mma_sync $OUT
+         cuobjdump -sass .device/mma_sync/mma.cubin > $OUT/sass.txt
 Inputs per form: warps 0..79 from ptxsim.testing.mma_sp_inputs (64 random, 16 special; regenerated
 by the replay test), warps 80..87 the uniform probes of hardware/mma_sync/probes.py (dense forms; stored in the
 packed file).  The sparse control forms keep all 88 generated warps (as in the first capture).

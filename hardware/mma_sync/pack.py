@@ -1,6 +1,8 @@
-"""Pack the device run of hardware/mma_sync/build.py into tests/data/hardware/mma_sync/mma_sync_sm90.npz (+ the SASS).
+"""Pack the device run of hardware/mma_sync/build.py into
+tests/data/hardware/mma_sync/mma_sync_sm90.npz (+ the SASS).
 
-    python hardware/mma_sync/pack.py BUILD_DIR DEVICE_OUT_DIR [DEST]      (defaults /work/main/.device/mma_sync, -, tests/data/hardware/mma_sync)
+    python hardware/mma_sync/pack.py BUILD_DIR DEVICE_OUT_DIR [DEST]
+        (defaults /work/main/.device/mma_sync, -, tests/data/hardware/mma_sync)
 
 Keys: instructions (F,), forms_json (per form: instruction, shape, types, register counts,
 inputs, outputs, inputs_checksum), outputs (F, 8, 32*warps) uint32 (rows >= d_regs zero),

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Device side (helper mufu3), one call: SASS, captures, the CUDA model over all 2^32 upper words
 # x 3 lower words of each form, the negative control, ptxsim's numpy code (np_verify_f64.py).
-#   bash .device/mufu/t3/f64_run.sh NUMPY_BUDGET_S   (.device/mufu/t3 holds hardware/mufu/{f64.cu,expand.py,np_verify_f64.py},
+#   bash .device/mufu/t3/f64_run.sh NUMPY_BUDGET_S
+#   (.device/mufu/t3 holds hardware/mufu/{f64.cu,expand.py,np_verify_f64.py},
 #   x64_random.bin, src/ptxsim)
 H=.device/mufu/t3; T=/tmp/f64; mkdir -p $T
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nvcc --version | tail -1; date -u

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Device side: the tanh / sin / cos models against the hardware over all 2^32 inputs, in CUDA
 # (tsc.cu) and as ptxsim's numpy code (np_verify_tsc.py), then the negative control (one entry of
-# each table changed).   bash .device/mufu/t2/tsc_verify.sh BUDGET_S   (.device/mufu/t2 holds hardware/mufu/* and src/)
+# each table changed).   bash .device/mufu/t2/tsc_verify.sh BUDGET_S
+# (.device/mufu/t2 holds hardware/mufu/* and src/)
 set -e
 H=.device/mufu/t2; T=/tmp/tsc; mkdir -p $T
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u

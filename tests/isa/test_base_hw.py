@@ -1,4 +1,5 @@
-"""Replay of the H200 sweep of the base instructions (hardware/base_sweep/, tests/data/hardware/base_sweep/base_sm90.npz).
+"""Replay of the H200 sweep of the base instructions (hardware/base_sweep/,
+tests/data/hardware/base_sweep/base_sm90.npz).
 
 5583 instruction forms (every form ptxas 13.0 accepts for sm_90a among a product built from the
 isa modules' qualifier tables: integer, logic, setp/set/selp/slct, float arithmetic, cvt, warp

@@ -658,7 +658,8 @@ def _ordered(b):
 @pytest.mark.parametrize("k,op", list(enumerate(MUFU)))
 def test_mufu_against_recorded_hardware(k, op):
     import os
-    d = np.load(os.path.join(os.path.dirname(__file__), "..", "data", "hardware", "base_probes", "base_mufu_sm90.npz"))
+    d = np.load(os.path.join(os.path.dirname(__file__), "..", "data", "hardware", "base_probes",
+                             "base_mufu_sm90.npz"))
     assert str(d["ops"][k]) == op
     x, hw = d["x"], d["y"][k].astype(np.uint32)
     fn, kind, bound, exact_min = MUFU[op]
@@ -715,7 +716,8 @@ def test_half_mufu_tables_cover_every_input_and_agree_with_the_function():
 
 def test_div_approx_full_and_f64_approx_against_recorded_hardware():
     import os
-    d = np.load(os.path.join(os.path.dirname(__file__), "..", "data", "hardware", "base_probes", "base_mufu2_sm90.npz"))
+    d = np.load(os.path.join(os.path.dirname(__file__), "..", "data", "hardware", "base_probes",
+                             "base_mufu2_sm90.npz"))
     a, b = d["a"], d["b"]
     for k, kw in enumerate(({"approx": True}, {"full": True}, {"approx": True, "ftz": True})):
         got, hw = F.div(a, b, type="f32", **kw).astype(np.uint32), d["div"][k]

@@ -1,4 +1,5 @@
-"""Replay of the H200 mma.sp captures (tests/data/hardware/mma_sp/mma_sp_sm90.npz, format in hardware/mma_sp/README.md)
+"""Replay of the H200 mma.sp captures (tests/data/hardware/mma_sp/mma_sp_sm90.npz, format in
+hardware/mma_sp/README.md)
 through ptxsim.execute: every warp must come out bit-exact.
 
 The vectors hold the instruction texts and the hardware outputs; the inputs are regenerated

@@ -1,10 +1,10 @@
 """rcp.approx.ftz.f64 (MUFU.RCP64H), rsqrt.approx.ftz.f64 (MUFU.RSQ64H) and rsqrt.approx.f64
 (MUFU.RSQ64H + one DFMA Newton step), bit-exact for sm_90 (docs/mufu.md, "f64 approximations").
 
-Independent sources: the 32,768 inputs recorded on an H200 (hardware/mufu/f64_run.sh, hardware/mufu/gen_f64_inputs.py:
-tests/data/hardware/mufu/mufu_f64_sm90.npz), the SASS (hardware/mufu/results/f64_sass.txt) worked by hand, exact
-rational arithmetic (fractions), and ptxsim's f32 MUFU.RCP / MUFU.RSQ (verified separately over
-all 2^32 f32 inputs, docs/mufu.md), which the hardware's 64H units turn out to share."""
+Independent sources: the 32,768 inputs recorded on an H200 (hardware/mufu/f64_run.sh,
+hardware/mufu/gen_f64_inputs.py: tests/data/hardware/mufu/mufu_f64_sm90.npz), the SASS
+(hardware/mufu/results/f64_sass.txt) worked by hand, exact rational arithmetic (fractions), and
+ptxsim's f32 MUFU.RCP / MUFU.RSQ (verified separately over all 2^32 f32 inputs, docs/mufu.md), which the hardware's 64H units turn out to share."""
 import os
 from fractions import Fraction
 

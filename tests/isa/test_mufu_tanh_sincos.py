@@ -9,7 +9,8 @@ Sources of the expected values (none from ptxsim):
 - the PTX ISA error bounds (floating.APPROX_ERROR_BOUNDS) and hand derivations from the SASS
   (FMUL.RZ by 0x3E22F983, then MUFU.SIN / COS; hardware/mufu/results/sincos_sass.txt), worked below.
 The models were checked on the H200 against all 2^32 inputs of each of the five forms
-(hardware/mufu/tsc_verify.sh, hardware/mufu/results/tsc_verify_*.txt: 0 mismatches, CUDA transcription and numpy)."""
+(hardware/mufu/tsc_verify.sh, hardware/mufu/results/tsc_verify_*.txt: 0 mismatches, CUDA transcription
+and numpy)."""
 import os
 import re
 

@@ -1,5 +1,6 @@
 """Replay the video-instruction vectors recorded on an NVIDIA H200 (tests/data/hardware/video/video_sm90.npz,
-captured by hardware/common/capture.py; format in hardware/video/README.md) through ptxsim: every variant, every operand
+captured by hardware/common/capture.py; format in hardware/video/README.md) through ptxsim: every
+variant, every operand
 set, bit for bit."""
 from __future__ import annotations
 

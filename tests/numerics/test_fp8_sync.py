@@ -1,6 +1,7 @@
 """Warp-level fp8 mma on sm_90 (numerics kind "fp8_sync"), hand-derived.
 
-The rule (measured: tests/data/hardware/mma_sync/mma_sync_sm90*.{npz,txt}, tests/data/hardware/mma_sp/mma_sp_sm90.npz):
+The rule (measured: tests/data/hardware/mma_sync/mma_sync_sm90*.{npz,txt},
+tests/data/hardware/mma_sp/mma_sp_sm90.npz):
 ptxas turns each 32-element K chunk into F2FP (fp8 -> f16, exact), HMMA over the elements with
 k % 4 in {0, 1} from a zero accumulator, HMMA over k % 4 in {2, 3} continuing from it (the sm_90
 f16 fused model: F = 25, L = 16, RZ to f32 / RNE to f16), then FADD / HADD2 of C (round to

@@ -1177,8 +1177,8 @@ def lg2(a, *, ftz: bool = False):
 # sin/cos.approx{.ftz}.f32: bit-exact models of an H200 (sm_90). SASS (ptxas 13.0, all four
 # forms, hardware/mufu/results/sincos_sass.txt): FMUL.RZ r = a * 0x3E22F983 (1/2pi in f32; no .FTZ) then
 # MUFU.SIN / MUFU.COS r; .ftz and non-.ftz give the same bits. Found on the H200
-# (hardware/mufu/sincos.cu, hardware/mufu/build_sincos.py, docs/mufu.md): the result is a function of the sign of r and
-# F = trunc(|r| 2^25) mod 2^25 (0 conflicts over all 2^32 inputs); with quadrant = F >> 23 and
+# (hardware/mufu/sincos.cu, hardware/mufu/build_sincos.py, docs/mufu.md): the result is a function
+# of the sign of r and F = trunc(|r| 2^25) mod 2^25 (0 conflicts over all 2^32 inputs); with quadrant = F >> 23 and
 # low = F mod 2^23, |sin| = Q[low] in quadrants 0 and 2 and Q[2^23 - 1 - low] (the one's
 # complement of low, not 2^23 - low) in quadrants 1 and 3; sin is negative in quadrants 2 and 3
 # and odd in r (-0 for r = -0); cos[F] = sin[F + 2^23] and is even. Q: the 2^23 results of the
