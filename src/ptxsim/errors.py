@@ -235,3 +235,15 @@ class UnlistedFormWarning(PtxsimError, UserWarning):
     of it computes something else than the spec's operation (e.g. fma.rz.bf16: the ISA lists
     only .rn; measured results follow neither bf16 rounding); ptxsim's number is the spec's
     operation with the named rounding, not the hardware's."""
+
+
+# --- the CUDA driver API model (ptxsim.cuda) --------------------------------------------------
+class CudaError(PtxsimError):
+    """A CUDA driver call that fails as the driver would: `result` is the CUresult name
+    (CUDA_ERROR_INVALID_VALUE), `code` its number, `call` the call with its arguments, `why` the
+    sentence. A kernel that faults raises one whose `finding` (and __cause__) is ptxsim's error
+    with the PTX line."""
+
+    def __init__(self, result: str, code: int, call: str, why: str, finding=None):
+        self.result, self.code, self.call, self.why, self.finding = result, code, call, why, finding
+        super().__init__(f"{call}: {result}: {why}")

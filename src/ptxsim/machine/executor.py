@@ -30,7 +30,7 @@ from ptxsim.machine.handlers import cluster_update, handler
 from ptxsim.machine.handlers import tcgen05 as tcgen05_handlers
 from ptxsim.machine.mbarrier import Mbarriers
 from ptxsim.machine.memory import GlobalMemory, Memory
-from ptxsim.machine.params import pack_params
+from ptxsim.machine.params import pack_params, param_offsets
 from ptxsim.machine.program import TYPE_BYTES, UINT, Program
 from ptxsim.machine.program import reg_dtype as _reg_dtype
 from ptxsim.machine.watchdog import (BLOCKED, EXITED, NO_WAIT, RUN, WAIT_BAR, WAIT_CLUSTER,
@@ -651,7 +651,14 @@ class Launch:
 
     def __init__(self, ptx, kernel: str, grid, block, cluster=None, args=(), *,
                  target: str = "sm_100a", dynamic_shared: int = 0, step_limit: int = 50_000_000,
-                 progress: bool = False, max_resident_ctas: int | None = None):
+                 progress: bool = False, max_resident_ctas: int | None = None,
+                 gmem: GlobalMemory | None = None, module_globals: dict | None = None,
+                 const_image: bytes | None = None, param_image: bytes | None = None,
+                 nonportable_cluster: bool = False):
+        """`gmem`, `module_globals`, `const_image` and `param_image` are the CUDA driver model's
+        (ptxsim.cuda): its device memory, the addresses of the module's .global variables (which
+        live there across launches), the current bytes of its .const bank, and the parameter
+        bytes the host packed (cuLaunchKernel), used instead of packing `args`."""
         module = ptx if isinstance(ptx, Module) else _parsed(ptx)
         self.module = module
         self.program = Program.build(module, kernel)
@@ -663,26 +670,29 @@ class Launch:
         cl = cluster
         if cl is None and ".reqnctapercluster" in fn.directives:
             cl = tuple(int(x) for x in fn.directives[".reqnctapercluster"])
-        self.geometry = LaunchGeometry.make(grid, block, cl)
+        self.geometry = LaunchGeometry.make(grid, block, cl,
+                                            nonportable_cluster=nonportable_cluster)
         self.dynamic_shared = int(dynamic_shared)
-        self.gmem = GlobalMemory()
+        self.gmem = gmem if gmem is not None else GlobalMemory()
+        self.module_globals = module_globals or {}
         self.steps = 0
         self.printf: list = []        # PrintfLine(ctaid, tid, text) of device printf (vprintf)
         self.guard = StepGuard(step_limit)
         self.progress = progress
         self.symbols: dict[str, Symbol] = {}
         self._layout_variables()
-        decls = []
-        for p in fn.params:
-            size = TYPE_BYTES.get(p.type or ".b8", 1)
-            for d in p.dims:
-                size *= int(d)
-            natural = TYPE_BYTES.get(p.type or ".b8", 1)
-            # `.ptr .global .align N` is the pointee's alignment, not the parameter's
-            align = natural if ".ptr" in p.attrs else max(p.align or 1, natural)
-            decls.append((size, align))
+        decls = param_decls(fn)
         self.args = list(args)
-        image, offsets = pack_params(decls, self.args, self.gmem)
+        if param_image is None:
+            image, offsets = pack_params(decls, self.args, self.gmem)
+        else:
+            offsets, size = param_offsets(decls)
+            if len(param_image) != size:
+                raise OperandError(f"kernel '{kernel}' takes {size} bytes of parameters, "
+                                   f"{len(param_image)} given")
+            image = bytes(param_image)
+        if const_image is not None:
+            self.const_image = bytes(const_image)
         self.param_image = image
         for p, off in zip(fn.params, offsets):
             self.symbols[p.name] = Symbol("param", off)
@@ -691,38 +701,8 @@ class Launch:
         self.future_clusters: deque = deque()
 
     def _layout_variables(self) -> None:
-        static, local, const = 0, 0, bytearray()
-        externs = []
-        for v in self.program.variables:
-            size = _var_bytes(v)
-            align = v.align or TYPE_BYTES.get(v.type or ".b8", 1)
-            if v.space == ".shared":
-                if v.dims and v.dims[-1] is None:
-                    externs.append((v, align))
-                    continue
-                static = _align(static, align)
-                self.symbols[v.name] = Symbol("shared::cta", static)
-                static += size
-            elif v.space == ".local":
-                local = _align(local, align)
-                self.symbols[v.name] = Symbol("local", local)
-                local += size
-            elif v.space == ".const":
-                const += bytes(_align(len(const), align) - len(const))
-                self.symbols[v.name] = Symbol("const", len(const))
-                const += self._init_bytes(v, size)
-            elif v.space == ".global":
-                arr = np.frombuffer(self._init_bytes(v, size), np.uint8).copy()
-                addr = self.gmem.map(arr, v.name) if size else 0
-                self.symbols[v.name] = Symbol("global", addr)
-        if externs:
-            a = max(al for _, al in externs)
-            static = _align(static, max(a, 16))
-            for v, _ in externs:
-                self.symbols[v.name] = Symbol("shared::cta", static)
-        self.static_shared = static
-        self.local_bytes = local
-        self.const_image = bytes(const)
+        self.symbols, self.static_shared, self.local_bytes, self.const_image = \
+            layout_variables(self.program, self.gmem, self.module_globals)
 
     @staticmethod
     def _init_bytes(v, size: int) -> bytes:
@@ -792,6 +772,84 @@ class Launch:
             self.canceled.update(int(c) for c in cl)
             return tuple(int(x) for x in self.geometry.ctaid(int(cl[0])))
         return None
+
+
+def layout_variables(program, gmem: GlobalMemory, module_globals: dict | None = None):
+    """Where each variable of a kernel lives: ({name: Symbol}, static shared bytes, local bytes
+    per thread, the bank-0 const image). `.global` variables get the address in
+    `module_globals`, or are mapped into `gmem` with their initial bytes."""
+    module_globals = module_globals or {}
+    symbols: dict[str, Symbol] = {}
+    static, local, const = 0, 0, bytearray()
+    externs = []
+    for v in program.variables:
+        size = _var_bytes(v)
+        align = v.align or TYPE_BYTES.get(v.type or ".b8", 1)
+        if v.space == ".shared":
+            if v.dims and v.dims[-1] is None:
+                externs.append((v, align))
+                continue
+            static = _align(static, align)
+            symbols[v.name] = Symbol("shared::cta", static)
+            static += size
+        elif v.space == ".local":
+            local = _align(local, align)
+            symbols[v.name] = Symbol("local", local)
+            local += size
+        elif v.space == ".const":
+            off, const = _place_const(const, v, size, align)
+            symbols[v.name] = Symbol("const", off)
+        elif v.space == ".global":
+            addr = module_globals.get(v.name)
+            if addr is None:
+                arr = np.frombuffer(Launch._init_bytes(v, size), np.uint8).copy()
+                addr = gmem.map(arr, v.name) if size else 0
+            symbols[v.name] = Symbol("global", addr)
+    if externs:
+        a = max(al for _, al in externs)
+        static = _align(static, max(a, 16))
+        for v, _ in externs:
+            symbols[v.name] = Symbol("shared::cta", static)
+    return symbols, static, local, bytes(const)
+
+
+def param_decls(fn) -> list[tuple[int, int]]:
+    """(size, alignment) of each `.param` of a kernel, in order (PTX 5.1.6.1)."""
+    decls = []
+    for p in fn.params:
+        size = TYPE_BYTES.get(p.type or ".b8", 1)
+        for d in p.dims:
+            size *= int(d)
+        natural = TYPE_BYTES.get(p.type or ".b8", 1)
+        # `.ptr .global .align N` is the pointee's alignment, not the parameter's
+        align = natural if ".ptr" in p.attrs else max(p.align or 1, natural)
+        decls.append((size, align))
+    return decls
+
+
+def _place_const(bank: bytearray, v, size: int, align: int) -> tuple[int, bytearray]:
+    """Append .const variable `v` to the bank-0 image at its alignment: (offset, bank)."""
+    bank += bytes(_align(len(bank), align) - len(bank))
+    off = len(bank)
+    bank += Launch._init_bytes(v, size)
+    return off, bank
+
+
+def module_storage(module) -> tuple[dict, bytes, dict]:
+    """The module-scope variables a CUDA module owns across launches (cuModuleGetGlobal):
+    ({.const name: (offset in bank 0, size)}, the initial bank-0 image, {.global name: initial
+    bytes}). Offsets are the ones every launch of the module uses (module variables come first
+    in each kernel's layout, in declaration order)."""
+    consts, bank, globals_ = {}, bytearray(), {}
+    for v in module.variables:
+        size = _var_bytes(v)
+        align = v.align or TYPE_BYTES.get(v.type or ".b8", 1)
+        if v.space == ".const":
+            off, bank = _place_const(bank, v, size, align)
+            consts[v.name] = (off, size)
+        elif v.space == ".global":
+            globals_[v.name] = Launch._init_bytes(v, size)
+    return consts, bytes(bank), globals_
 
 
 _MODULES: dict[str, object] = {}

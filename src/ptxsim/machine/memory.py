@@ -167,19 +167,58 @@ class GlobalMemory:
         self.plans: dict = {}
         self._bases = np.zeros(0, np.uint64)
         self._ends = np.zeros(0, np.uint64)
+        self._base_list: list[int] = []
 
-    def map(self, array, name: str | None = None) -> int:
-        """Map a numpy array / CPU tensor (shared, not copied); returns its device address."""
+    def map(self, array, name: str | None = None, *, address: int | None = None) -> int:
+        """Map a numpy array / CPU tensor (shared, not copied); returns its device address:
+        the next free fake address, or `address` when given (the CUDA driver model maps its
+        allocations and registered host memory at their own host addresses; ptxsim.cuda).
+        A mapping that overlaps another one or a generic-address window is refused."""
         u8, owner = _byte_view(array)
-        base = self._next
+        if address is None:
+            base = self._next
+            self._next = -(-(base + max(u8.size, 1) + GLOBAL_GUARD) // GLOBAL_ALIGN) * GLOBAL_ALIGN
+        else:
+            base = int(address)
+            end = base + max(u8.size, 1)
+            for b in self.buffers:
+                if base < b.base + max(b.nbytes, 1) and b.base < end:
+                    raise OperandError(f"global mapping [{base:#x}, {end:#x}) overlaps buffer "
+                                       f"'{b.name}' [{b.base:#x}, {b.end:#x})")
+            for key, w in WINDOWS.items():
+                if base < w + WINDOW_SIZE and w < end:
+                    raise OperandError(f"global mapping [{base:#x}, {end:#x}) overlaps the "
+                                       f"generic {key} window at {w:#x}")
         buf = Buffer(name or f"buffer{len(self.buffers)}", base, u8.size, u8, owner)
         self.buffers.append(buf)
-        self._next = -(-(base + max(u8.size, 1) + GLOBAL_GUARD) // GLOBAL_ALIGN) * GLOBAL_ALIGN
+        self._reindex()
+        return base
+
+    def unmap(self, address: int) -> Buffer:
+        """Remove the mapping that starts at `address` (cuMemFree); returns it. Later accesses
+        to its addresses fault like any unmapped address."""
+        for i, b in enumerate(self.buffers):
+            if b.base == address:
+                del self.buffers[i]
+                self._reindex()
+                return b
+        raise OperandError(f"no global buffer starts at {address:#x}")
+
+    def _reindex(self) -> None:
+        # buffers sorted by base (locate's binary search); memoised TMA plans name buffer
+        # indices, so they are dropped
+        self.buffers.sort(key=lambda b: b.base)
         self._bases = np.array([b.base for b in self.buffers], np.uint64)
         self._ends = np.array([b.end for b in self.buffers], np.uint64)
         self._base_list = [b.base for b in self.buffers]
         self.plans.clear()
-        return base
+
+    def buffer_at(self, address: int) -> Buffer | None:
+        """The buffer containing `address`, or None."""
+        i = bisect.bisect_right(self._base_list, int(address)) - 1
+        if i >= 0 and self.buffers[i].base <= address < self.buffers[i].end:
+            return self.buffers[i]
+        return None
 
     def address_of(self, array) -> int:
         for b in self.buffers:

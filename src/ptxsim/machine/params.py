@@ -62,3 +62,14 @@ def pack_params(decls, values, gmem: GlobalMemory) -> tuple[bytes, list[int]]:
         offsets.append(off)
         out += raw
     return bytes(out), offsets
+
+
+def param_offsets(decls) -> tuple[list[int], int]:
+    """Offsets of the declared parameters [(size, align)] in the parameter space (each at its
+    alignment, in order) and the total size: the layout cuLaunchKernel's kernelParams fill."""
+    offsets, end = [], 0
+    for size, align in decls:
+        off = _align(end, align)
+        offsets.append(off)
+        end = off + size
+    return offsets, end

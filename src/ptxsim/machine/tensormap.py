@@ -604,3 +604,24 @@ def issue_tma_load(proxy, issuer, tmap: TensorMap, coords, memory, mbarriers, *,
             signal=lambda c=sig_cta: mbarriers.complete_tx(c, int(moff), tmap.box_bytes),
             what=what))
     return ops
+
+
+# -------------------------------------------------------------------------------------------------
+# The driver entry points on bytes (ptxsim.cuda): cuTensorMapEncodeTiled / Im2col, ReplaceAddress
+# -------------------------------------------------------------------------------------------------
+def encode_tiled_bytes(dtype, rank, global_address, global_dim, global_strides, box_dim,
+                       element_strides, interleave, swizzle, l2_promotion, oob_fill) -> bytes:
+    """cuTensorMapEncodeTiled: the 128-byte CUtensorMap (TensorMapError where the driver
+    returns CUDA_ERROR_INVALID_VALUE)."""
+    return TensorMap.encode_tiled(dtype, rank, int(global_address), global_dim, global_strides,
+                                  box_dim, element_strides, interleave, swizzle, l2_promotion,
+                                  oob_fill).to_bytes()
+
+
+def encode_im2col_bytes(*args) -> bytes:
+    raise UnsupportedFeature("cuTensorMapEncodeIm2col: im2col tensor maps are not modelled yet")
+
+
+def replace_address_bytes(blob: bytes, global_address: int) -> bytes:
+    """cuTensorMapReplaceAddress on the 128 bytes."""
+    return _dc_replace(TensorMap.from_bytes(blob), global_address=int(global_address)).to_bytes()
