@@ -323,19 +323,20 @@ def test_tensormap_replace_fill_mode_nan():
 
 
 def test_tensormap_replace_elemtype_codes():
-    """elemtype codes (Triton's table citing the PTX ISA): 2 = u32, 3 = s32 — same 4-byte
-    elements, so the load is unchanged — and 10 = bf16, 9 = f64 (not cuda.h's 9 / 8)."""
+    """elemtype codes as the H200 writes them (hardware/tensormap replace records): 2 = u32,
+    3 = s32 — same 4-byte elements, so the load is unchanged — 8 = f32.ftz, 9 = f64, 10 = bf16
+    (not cuda.h's order), 11 / 12 = tf32 / tf32.ftz (the f32 / f32.ftz code plus the tf32
+    bit). The bits themselves are checked against the records in tests/cuda."""
     first = np.arange(128, dtype=np.float32).reshape(8, 16)
     tm, out = _run_tm("    tensormap.replace.tile.elemtype.global.b1024.b32 [%rd1], 3;", first)
     assert tm.dtype == "int32" and (out == first.view(np.uint32)).all()
-    from ptxsim.machine import tensormap_codes
-    assert tensormap_codes.decode("elemtype", 10) == "bfloat16"
-    assert tensormap_codes.decode("elemtype", 9) == "float64"
-    assert tensormap_codes.decode("swizzle_mode", 3) == "128B"
+    for code, name in ((8, "float32_ftz"), (11, "tfloat32"), (12, "tfloat32_ftz")):
+        line = f"    tensormap.replace.tile.elemtype.global.b1024.b32 [%rd1], {code};"
+        tm, out = _run_tm(line, first)              # 4-byte elements: the same box loads
+        assert tm.dtype == name and (out == first.view(np.uint32)).all()
 
 
 @pytest.mark.parametrize("line, what", [
-    ("tensormap.replace.tile.elemtype.global.b1024.b32 [%rd1], 8;", "elemtype code 8"),
     ("tensormap.replace.tile.swizzle_mode.global.b1024.b32 [%rd1], 4;", "swizzle_mode code 4"),
     ("tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 1;", "swizzle_atomicity"),
 ])

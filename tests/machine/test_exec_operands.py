@@ -380,9 +380,10 @@ def test_tensormap_decode_memo_follows_the_bytes():
     t2 = tm.replaced("global_dim", 100, ordinal=1)           # tensormap.replace: new bytes
     assert TensorMap.from_bytes(t2.to_bytes()).global_dim == (64, 100)
     assert TensorMap.from_bytes(blob).global_dim == (64, 32)
+    bad = bytes([0] * 8 + [0x80, 0x07]) + bytes(118)         # element type code 15
     for _ in range(2):                                        # a bad image raises every time
         with pytest.raises(UndefinedBehavior):
-            TensorMap.from_bytes(bytes(128))
+            TensorMap.from_bytes(bad)
 
 
 def test_row_plans_are_dropped_when_a_buffer_is_mapped_and_errors_repeat():

@@ -82,9 +82,15 @@ DEVICES: dict[str, DeviceSpec] = {
     "rtx5090": DeviceSpec("rtx5090", "NVIDIA GeForce RTX 5090", (12, 0), "sm_120a", 170,
                           32607 << 20, 102400, 101376, 1536, 32, 2407000, 14001000, 512,
                           96 << 20, cluster_nonportable=8, pci_device_id=0x2B85),
+    # the GPU the driver's behaviour was measured on (hardware/tensormap): compute capability
+    # 9.0, 132 SMs, 228 KiB shared memory per SM (227 KiB per block)
+    "h200": DeviceSpec("h200", "NVIDIA H200", (9, 0), "sm_90a", 132, 143771 << 20, 233472,
+                       232448, 2048, 32, 1980000, 3201000, 6144, 60 << 20,
+                       pci_device_id=0x2335),
 }
 ALIASES = {"sm_100": "b200", "sm_100a": "b200", "sm_103": "b300", "sm_103a": "b300",
-           "sm_120": "rtx5090", "sm_120a": "rtx5090", "5090": "rtx5090"}
+           "sm_120": "rtx5090", "sm_120a": "rtx5090", "5090": "rtx5090", "sm_90": "h200",
+           "sm_90a": "h200", "h100": "h200"}
 
 
 def spec(name: str) -> DeviceSpec:

@@ -172,6 +172,17 @@ class Allocation:
     flags: int = 0
 
 
+_ARENA: list = []
+
+
+def _arena() -> Arena:
+    """One device-memory reservation per process (configure() starts a new driver state in the
+    same reservation: addresses are never reused)."""
+    if not _ARENA:
+        _ARENA.append(Arena())
+    return _ARENA[0]
+
+
 class Device:
     def __init__(self, ordinal: int, spec_: DeviceSpec):
         self.ordinal, self.spec = ordinal, spec_
@@ -193,7 +204,7 @@ class Driver:
         self.handles: dict[int, Handle] = {}
         self.next_handle = 0x5C00_0000
         self.local = threading.local()
-        self.arena = Arena()
+        self.arena = _arena()
         from ptxsim.machine.memory import GlobalMemory
         self.gmem = GlobalMemory()
         self.allocs: dict[int, Allocation] = {}
@@ -610,6 +621,8 @@ def cuMemAllocAsync(bytesize, stream) -> int:
 @api
 def cuMemFree(dptr) -> None:
     p = _int(dptr, "dptr")
+    if p == 0:
+        return                               # measured (H200): cuMemFree(0) succeeds
     a = DRIVER.allocs.get(p)
     if a is None or a.kind not in ("device", "managed"):
         why = ("it was already freed" if p in DRIVER.freed else
@@ -973,7 +986,8 @@ def _load_module(image, ctx: Context) -> Module:
             _fail("CUDA_ERROR_INVALID_PTX", f"{errs[0]}{more}")
     dev = ctx.device.spec
     if not _target_ok(parsed.target, dev.cc):
-        _fail("CUDA_ERROR_NO_BINARY_FOR_GPU", f"PTX for .target {parsed.target} cannot run on "
+        # measured (H200): PTX for sm_100a fails to JIT with CUDA_ERROR_INVALID_PTX
+        _fail("CUDA_ERROR_INVALID_PTX", f"PTX for .target {parsed.target} cannot run on "
               f"{dev.name} (compute capability {dev.cc[0]}.{dev.cc[1]})")
     if parsed.version:
         v = tuple(int(x) for x in parsed.version.split("."))
@@ -1904,6 +1918,14 @@ class CUtensorMap(bytearray):
         return ctypes.addressof(ctypes.c_char.from_buffer(self))
 
 
+def _cc() -> tuple[int, int]:
+    """The compute capability the encoder checks against: the current context's device (the
+    driver refuses sm_100 features on an sm_90 device), else the first device."""
+    ctx = DRIVER.current()
+    dev = ctx.device if ctx is not None else (DRIVER.devices or [None])[0]
+    return dev.spec.cc if dev is not None else (10, 0)
+
+
 def _tm_call(fn, *args):
     from ptxsim.errors import TensorMapError
     try:
@@ -1919,7 +1941,7 @@ def cuTensorMapEncodeTiled(data_type, rank, global_address, global_dim, global_s
     from ptxsim.machine import tensormap as tm
     return _tm_call(tm.encode_tiled_bytes, data_type, _int(rank, "tensorRank"),
                     _int(global_address, "globalAddress"), global_dim, global_strides, box_dim,
-                    element_strides, interleave, swizzle, l2_promotion, oob_fill)
+                    element_strides, interleave, swizzle, l2_promotion, oob_fill, _cc())
 
 
 @api
@@ -1932,7 +1954,7 @@ def cuTensorMapEncodeIm2col(data_type, rank, global_address, global_dim, global_
                     _int(global_address, "globalAddress"), global_dim, global_strides,
                     lower_corner, upper_corner, _int(channels_per_pixel, "channelsPerPixel"),
                     _int(pixels_per_column, "pixelsPerColumn"), element_strides, interleave,
-                    swizzle, l2_promotion, oob_fill)
+                    swizzle, l2_promotion, oob_fill, _cc())
 
 
 @api

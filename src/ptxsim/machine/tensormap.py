@@ -5,9 +5,9 @@ checked against the same documented requirements (cuda.h 13.0, the comment above
 cuTensorMapEncodeTiled; each check below quotes its rule). Dimension 0 is the innermost
 (contiguous) one, as in the driver; `global_strides` are in bytes and omit dimension 0.
 
-`to_bytes()` is ptxsim's 128-byte opaque encoding (the hardware's is undocumented; the PTX ISA
-calls the object opaque, 5.5.x "Tensor-map"), so the executor can keep it in param / const /
-global memory and `tensormap.replace` can edit it.
+`to_bytes()` / `from_bytes()` are the driver's own 128-byte format (machine/tensormap_bytes.py,
+learned on an H200), so the executor keeps maps in param / const / global memory as a GPU does,
+and device code that builds or edits maps (tensormap.replace, copies of words) is seen exactly.
 
 Tile-mode copies (PTX 9.7.9.25 cp.async.bulk.tensor, 5.5 "Tensors"): the box starts at the
 tensor coordinates, holds ceil(boxDim[i] / elementStrides[i]) elements along dimension i
@@ -32,6 +32,7 @@ import numpy as np
 from ptxsim.errors import (IllegalInstructionError, MemoryAccessError, OperandError,
                            TensorMapError, UndefinedBehavior, UnsupportedFeature)
 from ptxsim.isa.smem_layout import swizzle_address
+from ptxsim.machine import tensormap_bytes
 from ptxsim.machine.memory import GlobalMemory
 
 # CUtensorMapDataType (cuda.h): name -> (enum value, element bytes, floating point?)
@@ -66,8 +67,8 @@ _NUMPY_TO_TMA = {"uint8": "uint8", "int8": "uint8", "uint16": "uint16", "int16":
                  "float16": "float16", "float32": "float32", "float64": "float64",
                  "bfloat16": "bfloat16", "float8_e4m3fn": "uint8", "float8_e5m2": "uint8"}
 
-MAGIC = b"PSTM"
 SIZE = 128           # sizeof(CUtensorMap)
+MAX_BOX_BYTES = 228 * 1024   # measured on the H200 (tests/cuda/test_tensormap_driver.py)
 ALIGN = 64           # "tensorMap address must be aligned to 64 bytes"
 
 
@@ -85,6 +86,43 @@ def _enum(table: dict, value, field: str, prefix: str) -> str:
     raise TensorMapError(field, value, f"not one of {', '.join(table)}")
 
 
+def _ints(seq, n: int, what: str) -> tuple[int, ...]:
+    v = tuple(int(x) for x in list(seq)[:n])
+    if len(v) < n:
+        raise TensorMapError(what, seq, f"needs {n} entries")
+    return v
+
+
+def _rank_dims_strides(rank, global_dim, global_strides):
+    rank = int(rank)
+    if not 1 <= rank <= 5:
+        raise TensorMapError("tensorRank", rank, "must be 1 .. 5")
+    return (rank, _ints(global_dim, rank, "globalDim"),
+            _ints(global_strides if global_strides is not None else [], rank - 1,
+                  "globalStrides"))
+
+
+def _dtype(dtype) -> str:
+    return _enum({k: v[0] for k, v in DATA_TYPES.items()}, dtype, "tensorDataType",
+                 "CU_TENSOR_MAP_DATA_TYPE_")
+
+
+def _modes(interleave, swizzle, l2_promotion, oob_fill):
+    return (_enum(INTERLEAVES, interleave, "interleave", "CU_TENSOR_MAP_INTERLEAVE_"),
+            _enum(SWIZZLES, swizzle, "swizzle", "CU_TENSOR_MAP_SWIZZLE_"),
+            _enum(L2_PROMOTIONS, l2_promotion, "l2Promotion", "CU_TENSOR_MAP_L2_PROMOTION_L2_"),
+            _enum(OOB_FILLS, oob_fill, "oobFill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_"))
+
+
+def _packed_bytes(dtype: str, n: int):
+    """Bytes n elements take in global memory (16 packed values per 8 bytes for 16U4_ALIGN8B,
+    per 16 bytes for the 16-byte-aligned packed types)."""
+    esize = DATA_TYPES[dtype][1]
+    if esize:
+        return n * esize
+    return n / 2 if dtype == "16u4_align8b" else n
+
+
 @dataclass(frozen=True)
 class TensorMap:
     dtype: str
@@ -97,28 +135,52 @@ class TensorMap:
     swizzle: str = "none"
     l2_promotion: str = "none"
     oob_fill: str = "none"
+    # cuTensorMapEncodeIm2col maps (mode "im2col"): box_dim is empty; the pixel box corners
+    # (rank - 2 offsets each), channels per pixel and pixels per column describe the box
+    mode: str = "tiled"
+    lower_corner: tuple[int, ...] = ()
+    upper_corner: tuple[int, ...] = ()
+    channels_per_pixel: int = 0
+    pixels_per_column: int = 0
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
     def encode_tiled(cls, dtype, rank: int, global_address, global_dim, global_strides, box_dim,
                      element_strides=None, interleave="none", swizzle="none",
-                     l2_promotion="none", oob_fill="none") -> "TensorMap":
+                     l2_promotion="none", oob_fill="none", *, cc=(10, 0)) -> "TensorMap":
         """cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
-        globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)."""
-        dtype = _enum({k: v[0] for k, v in DATA_TYPES.items()}, dtype, "tensorDataType",
-                      "CU_TENSOR_MAP_DATA_TYPE_")
-        tm = cls(dtype, global_address, tuple(int(x) for x in global_dim),
-                 tuple(int(x) for x in global_strides), tuple(int(x) for x in box_dim),
-                 tuple(int(x) for x in (element_strides if element_strides is not None
-                                        else [1] * len(box_dim))),
-                 _enum(INTERLEAVES, interleave, "interleave", "CU_TENSOR_MAP_INTERLEAVE_"),
-                 _enum(SWIZZLES, swizzle, "swizzle", "CU_TENSOR_MAP_SWIZZLE_"),
-                 _enum(L2_PROMOTIONS, l2_promotion, "l2Promotion",
-                       "CU_TENSOR_MAP_L2_PROMOTION_L2_"),
-                 _enum(OOB_FILLS, oob_fill, "oobFill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_"))
-        if tm.rank != rank:
-            raise TensorMapError("tensorRank", rank, f"globalDim has {tm.rank} entries")
-        tm.validate()
+        globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill) on a
+        device of compute capability `cc`: the arrays are read for `tensorRank` entries, as the
+        driver reads them; what the driver refuses raises TensorMapError."""
+        rank, dims, strides = _rank_dims_strides(rank, global_dim, global_strides)
+        box = _ints(box_dim, rank, "boxDim")
+        es = _ints(element_strides if element_strides is not None else [1] * rank, rank,
+                   "elementStrides")
+        tm = cls(_dtype(dtype), global_address, dims, strides, box, es,
+                 *_modes(interleave, swizzle, l2_promotion, oob_fill))
+        tm.validate(cc)
+        return tm
+
+    @classmethod
+    def encode_im2col(cls, dtype, rank: int, global_address, global_dim, global_strides,
+                      lower_corner, upper_corner, channels_per_pixel: int,
+                      pixels_per_column: int, element_strides=None, interleave="none",
+                      swizzle="none", l2_promotion="none", oob_fill="none", *,
+                      cc=(10, 0)) -> "TensorMap":
+        """cuTensorMapEncodeIm2col: a map of the im2col mode (TMA copies through it are not
+        modelled yet; the bytes and the decoding are the driver's)."""
+        rank, dims, strides = _rank_dims_strides(rank, global_dim, global_strides)
+        if rank < 3:
+            raise TensorMapError("tensorRank", rank, "must be 3, 4 or 5 for im2col")
+        lo = tuple(int(x) for x in list(lower_corner)[:rank - 2])
+        up = tuple(int(x) for x in list(upper_corner)[:rank - 2])
+        es = _ints(element_strides if element_strides is not None else [1] * rank, rank,
+                   "elementStrides")
+        tm = cls(_dtype(dtype), global_address, dims, strides, (), es,
+                 *_modes(interleave, swizzle, l2_promotion, oob_fill), mode="im2col",
+                 lower_corner=lo, upper_corner=up, channels_per_pixel=int(channels_per_pixel),
+                 pixels_per_column=int(pixels_per_column))
+        tm.validate(cc)
         return tm
 
     @classmethod
@@ -137,63 +199,126 @@ class TensorMap:
         return cls.encode_tiled(name, a.ndim, array, dims, strides, box, element_strides,
                                 "none", swizzle, l2_promotion, oob_fill)
 
-    def validate(self) -> None:
-        """The documented requirements of cuTensorMapEncodeTiled (cuda.h 13.0)."""
+    def validate(self, cc=(10, 0)) -> None:
+        """What cuTensorMapEncodeTiled / Im2col refuse (cuda.h 13.0, each rule quoted at its
+        check; the decisions agree with the H200's driver on the recorded sweep,
+        tests/cuda/test_tensormap_driver.py) on a device of compute capability `cc`."""
         r = self.rank
         code, esize, is_float = DATA_TYPES[self.dtype]
+        im2col = self.mode == "im2col"
+        if tuple(cc) < (10, 0) and code >= 13:
+            # measured: the sm_90 driver refuses the packed 16U4 / 16U6 types
+            raise TensorMapError("tensorDataType", self.dtype, "packed types need sm_100")
+        if tuple(cc) < (10, 0) and SWIZZLES[self.swizzle] >= 4:
+            raise TensorMapError("swizzle", self.swizzle, "the 128B_ATOM swizzles need sm_100")
         # "tensorRank must be non-zero and less than or equal to ... 5. If interleave is not
         #  NONE, then tensorRank must additionally be greater than or equal to 3."
-        if not 1 <= r <= 5:
-            raise TensorMapError("tensorRank", r, "must be 1 .. 5")
+        if not (3 if im2col else 1) <= r <= 5:
+            raise TensorMapError("tensorRank", r, "must be 3 .. 5" if im2col else "must be 1 .. 5")
         if self.interleave != "none" and r < 3:
             raise TensorMapError("tensorRank", r, "must be >= 3 with interleave")
         for name, seq, n in (("globalStrides", self.global_strides, r - 1),
-                             ("boxDim", self.box_dim, r), ("elementStrides",
-                                                           self.element_strides, r)):
+                             ("boxDim", self.box_dim, 0 if im2col else r),
+                             ("elementStrides", self.element_strides, r)):
             if len(seq) != n:
                 raise TensorMapError(name, seq, f"needs {n} entries for rank {r}")
+        packed16 = self.dtype in ("16u4_align16b", "16u6_align16b")
         # "globalAddress ... must be 16 byte aligned ... 32 byte aligned" with INTERLEAVE_32B
+        # or the 16-byte-aligned packed types
         if isinstance(self.global_address, (int, np.integer)):
-            al = 32 if self.interleave == "32B" or code in (14, 15) else 16
+            al = 32 if self.interleave == "32B" or packed16 else 16
             if self.global_address % al:
                 raise TensorMapError("globalAddress", hex(self.global_address),
                                      f"must be {al}-byte aligned")
-        # "globalDim ... must be non-zero and less than or equal to 2^32"
+        # "globalDim ... must be non-zero and less than or equal to 2^32"; packed types: dim 0 a
+        # multiple of 128 (16B-aligned types) or 2 (16U4_ALIGN8B)
         for i, d in enumerate(self.global_dim):
             if not 1 <= d <= 2**32:
                 raise TensorMapError(f"globalDim[{i}]", d, "must be 1 .. 2^32")
-        # "globalStrides ... must be a multiple of 16 and less than 2^40" (32 with INTERLEAVE_32B)
-        m = 32 if self.interleave == "32B" or code in (14, 15) else 16
+        if packed16 and self.global_dim[0] % 128:
+            raise TensorMapError("globalDim[0]", self.global_dim[0], "must be a multiple of 128")
+        if self.dtype == "16u4_align8b" and self.global_dim[0] % 2:
+            raise TensorMapError("globalDim[0]", self.global_dim[0], "must be a multiple of 2")
+        # "globalStrides ... must be a multiple of 16 and less than 2^40" (32 with INTERLEAVE_32B
+        # and the 16-byte-aligned packed types)
+        m = 32 if self.interleave == "32B" or packed16 else 16
         for i, s in enumerate(self.global_strides):
             if s % m or not 0 <= s < 2**40:
                 raise TensorMapError(f"globalStrides[{i}]", s,
                                      f"must be a multiple of {m} and less than 2^40")
-        # "boxDim ... must be non-zero and less than or equal to 256"; without interleave
-        # "boxDim[0] * elementSizeInBytes(tensorDataType) must be a multiple of 16 bytes"
+        # "boxDim ... must be non-zero and less than or equal to 256"; "{ boxDim[0] *
+        # elementSizeInBytes } must be a multiple of 16 bytes" (measured: with interleave too);
+        # the 16-byte-aligned packed types: boxDim[0] must be 128
         for i, b in enumerate(self.box_dim):
             if not 1 <= b <= 256:
                 raise TensorMapError(f"boxDim[{i}]", b, "must be 1 .. 256")
-        if self.interleave == "none" and esize and (self.box_dim[0] * esize) % 16:
-            raise TensorMapError("boxDim[0]", self.box_dim[0],
-                                 f"boxDim[0] * {esize} bytes must be a multiple of 16")
+        inner = self.channels_per_pixel if im2col else self.box_dim[0]
+        inner_bytes = _packed_bytes(self.dtype, inner)
+        if inner_bytes % 16:     # measured: channelsPerPixel x element size for im2col too
+            raise TensorMapError("channelsPerPixel" if im2col else "boxDim[0]", inner,
+                                 f"{'channelsPerPixel' if im2col else 'boxDim[0]'} x element "
+                                 f"size = {inner_bytes} bytes must be a multiple of 16")
+        if packed16 and inner != 128:
+            raise TensorMapError("channelsPerPixel" if im2col else "boxDim[0]", inner,
+                                 "must be 128 for the 16-byte-aligned packed types")
         # "elementStrides ... must be non-zero and less than or equal to 8"
         for i, e in enumerate(self.element_strides):
             if not 1 <= e <= 8:
                 raise TensorMapError(f"elementStrides[{i}]", e, "must be 1 .. 8")
+        if im2col:
+            self._validate_im2col()
         # "When interleave is NONE and swizzle is not NONE, the bounding box inner dimension ...
         #  must be less than or equal to the swizzle size."
         span = SWIZZLE_SPAN[self.swizzle]
-        if self.interleave == "none" and span and esize and self.box_dim[0] * esize > span:
-            raise TensorMapError("boxDim[0]", self.box_dim[0],
-                                 f"inner box of {self.box_dim[0] * esize} bytes exceeds the "
-                                 f"{span}-byte swizzle span of {self.swizzle}")
-        # "When interleave is INTERLEAVE_32B, swizzle must be SWIZZLE_32B."
-        if self.interleave == "32B" and self.swizzle != "32B":
-            raise TensorMapError("swizzle", self.swizzle, "INTERLEAVE_32B requires SWIZZLE_32B")
+        if self.interleave == "none" and span and inner_bytes > span:
+            raise TensorMapError("channelsPerPixel" if im2col else "boxDim[0]", inner,
+                                 f"inner box of {inner_bytes} bytes exceeds the {span}-byte "
+                                 f"swizzle span of {self.swizzle}")
+        # cuda.h: "When interleave is INTERLEAVE_32B, swizzle must be SWIZZLE_32B" -- not
+        # enforced: the H200's driver encodes INTERLEAVE_32B with every swizzle (recorded sweep)
+        # measured: the box may not exceed 228 KiB (233,472 bytes, the shared memory of an SM),
+        # counted as the driver's box-byte word: prod(floor(box / element stride)) x size
+        nbytes = (self.channels_per_pixel * self.pixels_per_column if im2col else
+                  math.prod(b // e for b, e in zip(self.box_dim, self.element_strides)))
+        nbytes = _packed_bytes(self.dtype, nbytes)
+        if nbytes > MAX_BOX_BYTES:
+            raise TensorMapError("boxDim", self.box_dim or (self.channels_per_pixel,
+                                                           self.pixels_per_column),
+                                 f"the box holds {int(nbytes)} bytes, more than the "
+                                 f"{MAX_BOX_BYTES} the driver allows")
+        if self.dtype == "16u6_align16b" and self.interleave != "none":
+            raise TensorMapError("interleave", self.interleave, "16U6_ALIGN16B needs NONE")
         # "FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA can only be used when tensorDataType represents
         #  a floating-point data type"
         if self.oob_fill != "none" and not is_float:
             raise TensorMapError("oobFill", self.oob_fill, "NaN fill needs a floating-point type")
+
+    def _validate_im2col(self) -> None:
+        # "pixelBoxLowerCorner / UpperCorner ...: rank 3: one signed offset within [-32768,
+        #  32767]; rank 4: two within [-128, 127]; rank 5: three within [-16, 15]"
+        n = {3: 16, 4: 8, 5: 5}[self.rank]
+        lo, hi = -(1 << n - 1), (1 << n - 1) - 1
+        for name, seq in (("pixelBoxLowerCorner", self.lower_corner),
+                          ("pixelBoxUpperCorner", self.upper_corner)):
+            if len(seq) != self.rank - 2:
+                raise TensorMapError(name, seq, f"needs {self.rank - 2} offsets")
+            for i, v in enumerate(seq):
+                if not lo <= v <= hi:
+                    raise TensorMapError(f"{name}[{i}]", v, f"must be in [{lo}, {hi}]")
+        # "channelsPerPixel ... must be less than or equal to 256"; "pixelsPerColumn ... must
+        #  be less than or equal to 1024"
+        if not 1 <= self.channels_per_pixel <= 256:
+            raise TensorMapError("channelsPerPixel", self.channels_per_pixel, "must be 1 .. 256")
+        if not 1 <= self.pixels_per_column <= 1024:
+            raise TensorMapError("pixelsPerColumn", self.pixels_per_column, "must be 1 .. 1024")
+        # "The bounding box specified by pixelBoxLowerCorner and pixelBoxUpperCorner must have
+        #  non-zero area": measured as dim - lower + upper > 0 for each spatial dimension
+        for i, (lo, up) in enumerate(zip(self.lower_corner, self.upper_corner)):
+            extent = self.global_dim[1 + i] - lo + up
+            if extent <= 0:
+                raise TensorMapError("pixelBoxUpperCorner", self.upper_corner,
+                                     f"spatial dimension {1 + i} spans {extent} pixels "
+                                     "between the corners")
 
     # -- derived sizes ---------------------------------------------------------------------------
     @property
@@ -237,21 +362,27 @@ class TensorMap:
         return tm
 
     def to_bytes(self) -> bytes:
-        """ptxsim's 128-byte CUtensorMap image (layout in docs/machine.md)."""
+        """The 128-byte CUtensorMap exactly as the CUDA driver encodes it (machine/
+        tensormap_bytes.py: byte-identical to the H200 driver on the recorded sweep)."""
         if not isinstance(self.global_address, (int, np.integer)):
             raise OperandError("bind the tensor map to global memory (TensorMap.bind) before "
                                "encoding it")
-        pad = lambda seq, n, v: list(seq) + [v] * (n - len(seq))  # noqa: E731
-        head = struct.pack("<4sBBBBBBBBIQ", MAGIC, 1, DATA_TYPES[self.dtype][0], self.rank,
-                           INTERLEAVES[self.interleave], SWIZZLES[self.swizzle],
-                           L2_PROMOTIONS[self.l2_promotion], OOB_FILLS[self.oob_fill], 0, 0,
-                           int(self.global_address))
-        body = struct.pack("<5I4x4Q5B5B", *pad([d - 1 for d in self.global_dim], 5, 0),
-                           *pad(self.global_strides, 4, 0), *pad([b - 1 for b in self.box_dim],
-                                                                 5, 0),
-                           *pad([e - 1 for e in self.element_strides], 5, 0))
-        out = head + body
-        return out + bytes(SIZE - len(out))
+        esize = DATA_TYPES[self.dtype][1] or (0.5 if self.dtype == "16u4_align8b" else 1)
+        blob = tensormap_bytes.encode(
+            mode=int(self.mode == "im2col"), dtype=self.dtype, rank=self.rank,
+            address=int(self.global_address) % 2**64, dims=self.global_dim,
+            strides=self.global_strides, box=self.box_dim, estr=self.element_strides,
+            interleave=INTERLEAVES[self.interleave], swizzle=SWIZZLES[self.swizzle] & 3,
+            l2=L2_PROMOTIONS[self.l2_promotion], oob=OOB_FILLS[self.oob_fill],
+            element_bytes=1, lower=self.lower_corner, upper=self.upper_corner,
+            channels=self.channels_per_pixel, pixels=self.pixels_per_column)
+        if SWIZZLES[self.swizzle] >= 4:
+            raise UnsupportedFeature(f"the byte encoding of swizzle {self.swizzle} (sm_100 only; "
+                                     "the recorded sm_90 driver refuses it)")
+        # the driver's box-byte word (16) counts element bytes; recomputed with the true size
+        words = list(struct.unpack("<32I", blob))
+        words[16] = int(words[16] * esize) & 0xFFFFFFFF
+        return struct.pack("<32I", *words)
 
     @classmethod
     def from_bytes(cls, blob) -> "TensorMap":
@@ -268,18 +399,29 @@ class TensorMap:
 
     @classmethod
     def _decode(cls, blob: bytes) -> "TensorMap":
-        if len(blob) != SIZE or blob[:4] != MAGIC:
-            raise UndefinedBehavior("the 128 bytes used as a tensor map are not a tensor map "
-                                    "(ptxsim.TensorMap image); a garbage CUtensorMap is undefined")
-        _, ver, code, rank, il, sw, l2, oob, _, _, addr = struct.unpack_from("<4sBBBBBBBBIQ", blob)
-        vals = struct.unpack_from("<5I4x4Q5B5B", blob, 24)
+        """The map the TMA unit sees in these bytes (any bytes decode; element type codes
+        without a CUtensorMapDataType are undefined)."""
+        if len(blob) != SIZE:
+            raise OperandError(f"a tensor map is {SIZE} bytes, not {len(blob)}")
+        f = tensormap_bytes.decode(blob)
+        if f["dtype"] is None:
+            raise UndefinedBehavior(f"the tensor map's element type field holds code "
+                                    f"{f['code'][0]} (tf32 bit {f['code'][1]}), which is no "
+                                    "CUtensorMapDataType: the map is garbage")
         inv = lambda t, v: next(k for k, x in t.items() if x == v)  # noqa: E731
-        tm = cls(inv({k: v[0] for k, v in DATA_TYPES.items()}, code), addr,
-                 tuple(d + 1 for d in vals[0:5][:rank]), tuple(vals[5:9][:rank - 1]),
-                 tuple(b + 1 for b in vals[9:14][:rank]),
-                 tuple(e + 1 for e in vals[14:19][:rank]), inv(INTERLEAVES, il),
-                 inv(SWIZZLES, sw), inv(L2_PROMOTIONS, l2), inv(OOB_FILLS, oob))
-        return tm
+        common = dict(dtype=f["dtype"], global_address=f["address"], global_dim=f["dims"],
+                      global_strides=f["strides"], element_strides=f["estr"],
+                      interleave=inv(INTERLEAVES, f["interleave"]) if f["interleave"] < 3
+                      else "none", swizzle=inv(SWIZZLES, f["swizzle"]),
+                      l2_promotion=inv(L2_PROMOTIONS, f["l2"]),
+                      oob_fill=inv(OOB_FILLS, f["oob"]))
+        if f["interleave"] == 3:
+            raise UndefinedBehavior("the tensor map's interleave field holds 3, which is no "
+                                    "CUtensorMapInterleave: the map is garbage")
+        if f["mode"] == 0:
+            return cls(box_dim=f["box"], **common)
+        return cls(box_dim=(), mode="im2col", lower_corner=f["lower"], upper_corner=f["upper"],
+                   channels_per_pixel=f["channels"], pixels_per_column=f["pixels"], **common)
 
     def replaced(self, field: str, value, ordinal: int | None = None) -> "TensorMap":
         """tensormap.replace.tile.<field>: the map with one field changed (natural values:
@@ -610,18 +752,45 @@ def issue_tma_load(proxy, issuer, tmap: TensorMap, coords, memory, mbarriers, *,
 # The driver entry points on bytes (ptxsim.cuda): cuTensorMapEncodeTiled / Im2col, ReplaceAddress
 # -------------------------------------------------------------------------------------------------
 def encode_tiled_bytes(dtype, rank, global_address, global_dim, global_strides, box_dim,
-                       element_strides, interleave, swizzle, l2_promotion, oob_fill) -> bytes:
+                       element_strides, interleave, swizzle, l2_promotion, oob_fill,
+                       cc=(10, 0)) -> bytes:
     """cuTensorMapEncodeTiled: the 128-byte CUtensorMap (TensorMapError where the driver
     returns CUDA_ERROR_INVALID_VALUE)."""
     return TensorMap.encode_tiled(dtype, rank, int(global_address), global_dim, global_strides,
                                   box_dim, element_strides, interleave, swizzle, l2_promotion,
-                                  oob_fill).to_bytes()
+                                  oob_fill, cc=cc).to_bytes()
 
 
-def encode_im2col_bytes(*args) -> bytes:
-    raise UnsupportedFeature("cuTensorMapEncodeIm2col: im2col tensor maps are not modelled yet")
+def encode_im2col_bytes(dtype, rank, global_address, global_dim, global_strides, lower_corner,
+                        upper_corner, channels_per_pixel, pixels_per_column, element_strides,
+                        interleave, swizzle, l2_promotion, oob_fill, cc=(10, 0)) -> bytes:
+    """cuTensorMapEncodeIm2col: the 128-byte CUtensorMap."""
+    return TensorMap.encode_im2col(dtype, rank, int(global_address), global_dim, global_strides,
+                                   lower_corner, upper_corner, channels_per_pixel,
+                                   pixels_per_column, element_strides, interleave, swizzle,
+                                   l2_promotion, oob_fill, cc=cc).to_bytes()
 
 
 def replace_address_bytes(blob: bytes, global_address: int) -> bytes:
-    """cuTensorMapReplaceAddress on the 128 bytes."""
-    return _dc_replace(TensorMap.from_bytes(blob), global_address=int(global_address)).to_bytes()
+    """cuTensorMapReplaceAddress on the 128 bytes (the address rules of the encoder apply)."""
+    tm = TensorMap.from_bytes(blob)
+    _dc_replace(tm, global_address=int(global_address)).validate()
+    return tensormap_bytes.replace(blob, "global_address", int(global_address))
+
+
+def replace_field(blob: bytes, field: str, value: int, ordinal: int | None = None) -> bytes:
+    """tensormap.replace.tile.<field> [addr], {ord,} new_val on the 128 bytes in memory: the
+    bits an H200 writes (tensormap_bytes.replace; 3,843 recorded replaces), whatever the block
+    held before (a zeroed block included). Codes no measurement places raise UnsupportedFeature:
+    swizzle_atomicity (sm_100 only), swizzle_mode 4 (96B, sm_100 only)."""
+    if field == "swizzle_atomicity":
+        raise UnsupportedFeature("tensormap.replace.swizzle_atomicity: its bits in the map are "
+                                 "not known (sm_100 only; not measured)")
+    if field == "swizzle_mode" and value == 4:
+        raise UnsupportedFeature("tensormap.replace.swizzle_mode code 4 (96B swizzle): its bits "
+                                 "in the map are not known (sm_100 only; not measured)")
+    try:
+        return tensormap_bytes.replace(bytes(blob), field, int(value), ordinal)
+    except KeyError:
+        raise OperandError(f"tensormap.replace.{field}: new_val {value} is not a valid code "
+                           "(PTX ISA, tensormap new_val validity)") from None

@@ -16,7 +16,7 @@ sync          bar / barrier (.sync, .arrive, .red; bar.warp.sync), barrier.clust
 tcgen05       tcgen05.alloc / dealloc / relinquish_alloc_permit / ld / st / wait / mma /
               commit / cp / shift
 tma           cp.async.bulk.tensor, cp.async.bulk, cp.async, the commit_group / wait_group /
-              wait_all of both families, cp.async.mbarrier.arrive, tensormap.replace
+              wait_all of both families, cp.async.mbarrier.arrive, tensormap.replace, tensormap.cp_fenceproxy
 matrix        ldmatrix, stmatrix
 clc           clusterlaunchcontrol.try_cancel / query_cancel
 printf        the vprintf system call (device printf)
@@ -40,7 +40,7 @@ from ptxsim.machine.handlers.sync import cluster_update  # noqa: F401 (Wave.exit
 NO_OPS = {"fence", "membar", "prefetch", "prefetchu", "nanosleep", "griddepcontrol",
           "setmaxnreg", "fence.proxy", "cp.async.bulk.prefetch",
           "cp.async.bulk.prefetch.tensor", "applypriority", "discard", "createpolicy",
-          "tcgen05.fence", "tensormap.cp_fenceproxy"}
+          "tcgen05.fence"}
 
 
 def _noop(wave, pc, inst):
@@ -89,7 +89,8 @@ TABLE.update({"cp.async.bulk.tensor": _w(tma._tma), "cp.async.bulk": _w(tma._bul
               "cp.async.wait_all": _w(tma._wait_group),
               "cp.async": _w(tma._cp_async),
               "cp.async.mbarrier.arrive": _w(tma._cp_async_arrive),
-              "tensormap.replace": _w(tma._tensormap_replace)})
+              "tensormap.replace": _w(tma._tensormap_replace),
+              "tensormap.cp_fenceproxy": _w(tma._tensormap_cp_fenceproxy)})
 TABLE.update({"ldmatrix": _w(matrix._ldmatrix), "stmatrix": _w(matrix._stmatrix)})
 TABLE.update({"clusterlaunchcontrol.try_cancel": _w(clc._clc_try_cancel),
               "clusterlaunchcontrol.query_cancel": _w(clc._clc_query)})

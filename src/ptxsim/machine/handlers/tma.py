@@ -1,6 +1,6 @@
 """Asynchronous copies (9.7.9.23-27): cp.async.bulk.tensor tile loads / stores (multicast,
 .cta_group::2), cp.async.bulk, cp.async (non-bulk), the async-group commit / wait of both
-families, cp.async.mbarrier.arrive, and tensormap.replace. The copies are queued on the wave's
+families, cp.async.mbarrier.arrive, tensormap.replace and tensormap.cp_fenceproxy. The copies are queued on the wave's
 `AsyncProxy` and performed through `machine.tensormap` / `machine.memory`.
 """
 from __future__ import annotations
@@ -9,9 +9,8 @@ import dataclasses
 
 import numpy as np
 
-from ptxsim.errors import UnsupportedFeature
+from ptxsim.errors import UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine import tensormap as tmod
-from ptxsim.machine import tensormap_codes
 from ptxsim.machine.handlers.common import SPACE_QUALS, UINT, cta_group_of, shared_target
 from ptxsim.machine.tensormap import TensorMap
 from ptxsim.ptx.instruction import Address, Immediate
@@ -259,17 +258,13 @@ TM_FIELDS_CODED = ("elemtype", "interleave_layout", "swizzle_mode", "swizzle_ato
 def _tensormap_replace(wave, inst):
     """tensormap.replace.tile.field{.ss}.b1024.type [addr], {ord,} new_val (PTX 9.7.9.x): one
     field of the 128-byte tensor map at addr (.global or .shared::cta, generic by default)
-    replaced; `.rank` takes rank - 1 (the ISA: "ones less than the desired tensor rank").
-    The .field3 forms (elemtype, interleave_layout, swizzle_mode, fill_mode) take codes
-    decoded by machine/tensormap_codes.py (those with public evidence; swizzle_atomicity and
-    the others: UnsupportedFeature)."""
+    written exactly as the GPU writes it (machine/tensormap.py replace_field, measured on an
+    H200); `.rank` takes rank - 1 (the ISA: "ones less than the desired tensor rank")."""
     field = next((q[1:] for q in inst.qualifiers
                   if q[1:] in TM_FIELDS_NATURAL or q[1:] in TM_FIELDS_CODED), None)
     if field is None:
         raise UnsupportedFeature(f"{inst.mnemonic}: field not modelled (modelled: "
                                  f"{', '.join(TM_FIELDS_NATURAL + TM_FIELDS_CODED)})")
-    if field == "swizzle_atomicity":
-        tensormap_codes.decode(field, 0)                  # UnsupportedFeature, named
     space = next((q for q in (".global", ".shared::cta") if inst.has(q)), None)
     ops = inst.operands
     has_ord = field in ("box_dim", "global_dim", "global_stride", "element_stride")
@@ -285,13 +280,37 @@ def _tensormap_replace(wave, inst):
             ordinal = int(ops[1].value) if has_ord else None
             sp = {".global": "global", ".shared::cta": "shared::cta"}.get(space, "generic")
             blob = mem.read_block(sp, addr, 128, thread=t)
-            tm = TensorMap.from_bytes(blob)
-            if field == "rank":
-                value += 1
-            elif field in TM_FIELDS_CODED:
-                value = tensormap_codes.decode(field, value)
-            new = tm.replaced(field, value, ordinal).to_bytes()
+            new = tmod.replace_field(bytes(np.asarray(blob, np.uint8)), field, value, ordinal)
             _store_block(mem, sp, addr, new, t)
+        wave.advance(idx)
+    return run
+
+
+def _tensormap_cp_fenceproxy(wave, inst):
+    """tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned
+    [dst], [src], 128: the warp copies the 128-byte map from shared to global memory (fused
+    with the proxy fence, which needs no action here: the copy is visible at once). The H200
+    writes exactly the 128 bytes (hardware/tensormap, tma record 0). .aligned: every thread of
+    the warp names the same addresses; distinct ones are undefined."""
+    from ptxsim.machine.grid import WARP_SIZE
+    ops = inst.operands
+    size = int(ops[2].value) if len(ops) > 2 and hasattr(ops[2], "value") else 128
+    mem = wave.memory
+    text = f"line {inst.loc.line}: {inst}"
+
+    def run(idx):
+        dst = wave.addr(ops[0], idx).astype(np.uint64)
+        src = wave.addr(ops[1], idx).astype(np.uint64)
+        warp = idx // WARP_SIZE
+        for w in np.unique(warp):
+            sel = warp == w
+            d, s_ = np.unique(dst[sel]), np.unique(src[sel])
+            if d.size != 1 or s_.size != 1:
+                raise UndefinedBehavior(f"{text}: the threads of warp {int(w)} name different "
+                                        "addresses of a .sync.aligned tensormap.cp_fenceproxy")
+            t = int(idx[sel][0])
+            blob = mem.read_block("shared::cta", int(s_[0]), size, thread=t)
+            _store_block(mem, "global", int(d[0]), bytes(np.asarray(blob, np.uint8)), t)
         wave.advance(idx)
     return run
 
