@@ -140,7 +140,7 @@ def _resolve(value, cls, result: str = "CUDA_ERROR_INVALID_HANDLE", what: str | 
     if isinstance(value, cls) and value.alive:
         return value
     try:
-        h = int(value) if not hasattr(value, "getPtr") else int(value.getPtr())
+        h = int(value)                       # also cuda-python's handle types (int() = handle)
     except (TypeError, ValueError):
         h = None
     obj = DRIVER.handles.get(h)
@@ -150,9 +150,7 @@ def _resolve(value, cls, result: str = "CUDA_ERROR_INVALID_HANDLE", what: str | 
 
 
 def _int(value, what: str) -> int:
-    """An integer argument (also cuda-python handle objects: int() / getPtr())."""
-    if hasattr(value, "getPtr") and not isinstance(value, (int, np.integer)):
-        return int(value.getPtr())
+    """An integer argument (also cuda-python's CUdeviceptr / handle types: int() is the value)."""
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -540,7 +538,8 @@ def _host(ptr, nbytes: int, writable: bool, what: str) -> np.ndarray:
             _fail("CUDA_ERROR_INVALID_VALUE", f"{what}: a torch tensor must be a contiguous CPU "
                   "tensor")
         ptr = ptr.data_ptr() if ptr.numel() else bytearray()
-    if isinstance(ptr, (int, np.integer)) or hasattr(ptr, "getPtr"):
+    if isinstance(ptr, (int, np.integer)) or (hasattr(ptr, "getPtr") and
+                                               not hasattr(ptr, "__buffer__")):
         p = _int(ptr, what)
         if p == 0:
             _fail("CUDA_ERROR_INVALID_VALUE", f"{what} is a null pointer")
@@ -915,7 +914,7 @@ def register_image(binary: bytes, ptx: str) -> None:
 def _image_bytes(image) -> bytes:
     if isinstance(image, str):
         return image.encode()
-    if isinstance(image, (int, np.integer)) or hasattr(image, "getPtr"):
+    if isinstance(image, (int, np.integer)):
         p = _int(image, "image")
         if p == 0:
             _fail("CUDA_ERROR_INVALID_VALUE", "image is a null pointer")
@@ -1248,7 +1247,7 @@ def cuKernelGetLibrary(kernel) -> Library:
 # function attributes
 # -------------------------------------------------------------------------------------------------
 def _func(value) -> Function:
-    obj = DRIVER.handles.get(_int(value, "f")) if not isinstance(value, Handle) else value
+    obj = value if isinstance(value, Handle) else DRIVER.handles.get(_int(value, "f"))
     if isinstance(obj, Kernel) and obj.alive:        # a CUkernel passed where CUfunction goes
         return obj.function
     return _resolve(value, Function, what="function")
@@ -1646,7 +1645,7 @@ def _param_bytes(v, size: int, i: int) -> bytes:
             _fail("CUDA_ERROR_INVALID_VALUE", f"{what}: this host array is not device memory; "
                   "allocate with cuMemAlloc or register it with cuMemHostRegister")
         raw = int(ptr).to_bytes(8, "little")
-    elif hasattr(v, "getPtr") or hasattr(v, "__int__"):
+    elif hasattr(v, "__int__"):
         raw = (_int(v, what) % (1 << 64)).to_bytes(8, "little")[:size]
     else:
         _fail("CUDA_ERROR_INVALID_VALUE", f"{what}: cannot pass a {type(v).__name__}")

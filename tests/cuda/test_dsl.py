@@ -1,0 +1,102 @@
+"""CuTe DSL on ptxsim: `cute.compile` + calling the compiled function, with the DSL's own host
+code (parameter packing, launch) routed to ptxsim.cuda and CPU torch tensors through from_dlpack.
+Kernels written here; expected values from torch."""
+import pytest
+
+cutlass = pytest.importorskip("cutlass")
+torch = pytest.importorskip("torch")
+pytest.importorskip("cuda.bindings.driver")
+
+import cutlass.cute as cute  # noqa: E402
+import cutlass.memory  # noqa: E402,F401
+from cutlass.cute.runtime import from_dlpack  # noqa: E402
+
+from ptxsim import cuda  # noqa: E402
+from ptxsim.cuda import dsl  # noqa: E402
+from ptxsim.errors import CudaError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def routed():
+    cuda.configure(["b200"])
+    dsl.install()
+    yield
+    dsl.uninstall()
+    cuda.configure(["b200"])
+
+
+@cute.kernel
+def axpb_kernel(gX: cute.Tensor, gY: cute.Tensor, a: cutlass.Float32, b: cutlass.Float32):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    bdim, _, _ = cute.arch.block_dim()
+    i = bidx * bdim + tidx
+    m, n = gX.shape
+    gY[i // n, i % n] = a * gX[i // n, i % n] + b
+
+
+@cute.jit
+def axpb(mX: cute.Tensor, mY: cute.Tensor, a: cutlass.Float32, b: cutlass.Float32,
+         rows: cutlass.Constexpr):
+    m, n = mX.shape
+    axpb_kernel(mX, mY, a, b).launch(grid=((rows * n) // 64, 1, 1), block=(64, 1, 1))
+
+
+@cute.kernel
+def row_sum_kernel(gX: cute.Tensor, gS: cute.Tensor):
+    # one CTA per row: each thread adds a column slice, then a shared-memory tree reduction
+    tidx, _, _ = cute.arch.thread_idx()
+    row, _, _ = cute.arch.block_idx()
+    smem = cutlass.memory.SmemAllocator()
+    buf = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64))
+    m, n = gX.shape
+    acc = cutlass.Float32(0.0)
+    for j in cutlass.range(tidx, n, 64):
+        acc += gX[row, j]
+    buf[tidx] = acc
+    cute.arch.sync_threads()
+    s = 32
+    while s > 0:
+        if tidx < s:
+            buf[tidx] = buf[tidx] + buf[tidx + s]
+        cute.arch.sync_threads()
+        s //= 2
+    if tidx == 0:
+        gS[row] = buf[0]
+
+
+@cute.jit
+def row_sum(mX: cute.Tensor, mS: cute.Tensor):
+    m, n = mX.shape
+    row_sum_kernel(mX, mS).launch(grid=(m, 1, 1), block=(64, 1, 1))
+
+
+def test_compiled_dsl_function_runs_on_ptxsim(routed):
+    x = torch.randn(8, 128)
+    y = torch.zeros(8, 128)
+    X, Y = from_dlpack(x), from_dlpack(y)
+    f = cute.compile(axpb, X, Y, cutlass.Float32(2.0), cutlass.Float32(0.5), 8)
+    f(X, Y, cutlass.Float32(2.0), cutlass.Float32(0.5))
+    assert torch.equal(y, 2.0 * x + 0.5)          # 2x is exact: fused or not, one rounding
+    assert cuda.state().launches >= 1
+
+
+def test_shared_memory_reduction(routed):
+    x = torch.randint(-8, 8, (4, 200)).float()           # exact sums in any order
+    s = torch.zeros(4)
+    X, S = from_dlpack(x), from_dlpack(s)
+    cute.compile(row_sum, X, S)(X, S)
+    assert torch.equal(s, x.sum(dim=1))
+
+
+def test_kernel_fault_reaches_the_caller_with_the_ptxsim_finding(routed):
+    x = torch.randn(8, 128)
+    y = torch.zeros(4, 128)                               # half the rows the launch writes
+    X, Y = from_dlpack(x), from_dlpack(y)
+    f = cute.compile(axpb, X, Y, cutlass.Float32(1.0), cutlass.Float32(0.0), 8)
+    with pytest.raises(Exception) as e:
+        f(X, Y, cutlass.Float32(1.0), cutlass.Float32(0.0))
+    cause = e.value.__cause__
+    assert isinstance(cause, CudaError) and cause.result == "CUDA_ERROR_ILLEGAL_ADDRESS"
+    assert "outside every mapped buffer" in str(cause)
+    cuda.configure(["b200"])                               # the context is unusable afterwards
