@@ -253,6 +253,17 @@ def _rt_functions() -> dict:
     }
 
 
+def _unsupported(name: str, err):
+    def call(*args, **kwargs):
+        import warnings
+        warnings.warn(f"ptxsim.cuda does not model {name}: it returns NOT_SUPPORTED",
+                      stacklevel=2)
+        return (err(), None)
+    call.__name__ = name
+    call.ptxsim = True
+    return call
+
+
 def install() -> None:
     """Route cuda-python's driver and runtime calls to ptxsim.cuda (idempotent)."""
     if _SAVED:
@@ -267,6 +278,16 @@ def install() -> None:
         if hasattr(rt, name):
             _SAVED[(rt, name)] = getattr(rt, name)
             setattr(rt, name, fn)
+    # every other call answers "not supported" by name instead of looking for a real driver
+    for mod, prefix, err in ((drv, "cu", lambda: drv.CUresult.CUDA_ERROR_NOT_SUPPORTED),
+                             (rt, "cuda", lambda: rt.cudaError_t.cudaErrorNotSupported)):
+        for name in dir(mod):
+            fn = getattr(mod, name)
+            if (name.startswith(prefix) and name[len(prefix):len(prefix) + 1].isupper()
+                    and callable(fn) and (mod, name) not in _SAVED
+                    and not isinstance(fn, type)):
+                _SAVED[(mod, name)] = fn
+                setattr(mod, name, _unsupported(name, err))
 
 
 def uninstall() -> None:

@@ -1882,6 +1882,16 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, block_size, dynam
 
 
 @api
+def cuOccupancyAvailableDynamicSMemPerBlock(func, num_blocks, block_size) -> int:
+    """Dynamic shared memory per block when `num_blocks` blocks share an SM (1 KiB of each
+    block's shared memory is reserved by the system)."""
+    f = _func(func)
+    s = f.attrs["spec"]
+    n = max(1, _int(num_blocks, "numBlocks"))
+    return max(0, min(s.smem_per_sm // n - 1024, s.smem_per_block_optin) - f.static_shared)
+
+
+@api
 def cuOccupancyMaxPotentialClusterSize(func, config) -> int:
     f = _func(func)
     return (f.attrs["spec"].cluster_nonportable if f.attrs["NON_PORTABLE_CLUSTER_SIZE_ALLOWED"]

@@ -74,23 +74,39 @@ def _fatbin_kernel_names(raw: bytes) -> set[str]:
                     continue
                 strtab = secs[s[6]]
                 for k in range(s[5] // 24):
-                    nm, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", elf, s[4] + 24 * k)
-                    if info & 0xF == 2 and shndx:           # STT_FUNC, defined
+                    nm, info, other, shndx, _, _ = struct.unpack_from("<IBBHQQ", elf,
+                                                                      s[4] + 24 * k)
+                    # STT_FUNC, defined, STO_CUDA_ENTRY (0x10): the kernels; ptxas's own
+                    # helpers ($__internal_..._guardrail_trap_...) are not .entry in the PTX
+                    if info & 0xF == 2 and shndx and other & 0x10:
                         end = elf.index(b"\0", strtab[4] + nm)
                         names.add(elf[strtab[4] + nm:end].decode())
         except (struct.error, ValueError, IndexError):
             continue
 
 
+_PTX: list = []                    # (entries, text) of every PTX the DSL produced, newest last
+
+
+def remember_ptx(text: str) -> None:
+    entries = set(re.findall(r"\.entry\s+([\w$]+)", text))
+    if entries:
+        _PTX.append((entries, text))
+        del _PTX[:-64]
+
+
 def ptx_for_image(raw: bytes) -> str | None:
-    """The PTX the DSL kept for this fatbin / cubin: the newest kept file defining every
-    kernel the image names."""
+    """The PTX the DSL produced for this fatbin / cubin: the newest one defining every kernel
+    the image names (from the compiles ptxsim saw, else the files kept in its folder)."""
     names = _fatbin_kernel_names(raw)
-    folder = _STATE.get("ptx_dir")
-    if not names or folder is None:
+    if not names:
         return None
+    for entries, text in reversed(_PTX):
+        if names <= entries:
+            return text
+    folder = _STATE.get("ptx_dir")
     best = None
-    for path in Path(folder).rglob("*.ptx"):
+    for path in Path(folder).rglob("*.ptx") if folder else ():
         text = path.read_text(errors="replace")
         entries = set(re.findall(r"\.entry\s+([\w$]+)", text))
         if names <= entries:
@@ -98,6 +114,12 @@ def ptx_for_image(raw: bytes) -> str | None:
             if best is None or mtime > best[0]:
                 best = (mtime, text)
     return best[1] if best else None
+
+
+def _image_reader(raw: bytes) -> str | None:
+    """ptxsim.cuda image reader: the DSL's PTX for a cubin / fatbin it built (cuda-python's
+    cuLibraryLoadData of `compiled.artifacts.CUBIN`, as cutlass.utils.HardwareInfo does)."""
+    return ptx_for_image(raw)
 
 
 def _fatbin_bytes(ptr: int) -> bytes:
@@ -360,6 +382,9 @@ def install(*, keep_dir: str | None = None) -> None:
         from ptxsim.cuda import bindings
         bindings.install()
         _patch_compiler()
+        _patch_artifacts()
+        if _image_reader not in D.DRIVER.image_readers:
+            D.DRIVER.image_readers.append(_image_reader)
         _patch_dlpack()
         _patch_dsl_env(folder)
         _patch_error_report()
@@ -378,6 +403,20 @@ def _patch_compiler() -> None:
     jit.ptxsim = True
     C.Compiler.jit = jit
     _STATE["orig_jit"] = orig
+
+
+def _patch_artifacts() -> None:
+    """Remember the PTX text of every compile (JitFunctionArtifacts reads the kept file while
+    it exists; a compile with its own --dump-dir deletes it soon after)."""
+    from cutlass.base_dsl import jit_executor as J
+    orig = J.JitFunctionArtifacts.__post_init__
+
+    def __post_init__(self):
+        orig(self)
+        if isinstance(self.PTX, str) and ".entry" in self.PTX:
+            remember_ptx(self.PTX)
+    J.JitFunctionArtifacts.__post_init__ = __post_init__
+    _STATE["orig_artifacts"] = orig
 
 
 def _patch_dsl_env(folder: str) -> None:
@@ -466,7 +505,11 @@ def uninstall() -> None:
         if not _STATE.get("installed"):
             return
         from cutlass.base_dsl import compiler as C
+        from cutlass.base_dsl import jit_executor as J
         C.Compiler.jit = _STATE.pop("orig_jit")
+        J.JitFunctionArtifacts.__post_init__ = _STATE.pop("orig_artifacts")
+        if _image_reader in D.DRIVER.image_readers:
+            D.DRIVER.image_readers.remove(_image_reader)
         if "orig_dlpack" in _STATE:
             import torch
             torch.Tensor.__dlpack__ = _STATE.pop("orig_dlpack")

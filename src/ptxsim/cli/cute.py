@@ -1,0 +1,56 @@
+"""`ptxsim cute SCRIPT [ARGS...]`: run an unmodified CuTe DSL program on the emulated device.
+
+Its `cuda.bindings.driver` calls see ptxsim.cuda (a B200 by default), its `cute.compile`d
+functions run on ptxsim, and the torch tensors it creates on "cuda" are CPU tensors the device
+maps in place (docs/cuda.md, "ptxsim cute").
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("cute", help="run a CuTe DSL script on the emulated CUDA device",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default=os.environ.get("PTXSIM_CUDA_DEVICES", "b200"),
+                   help="the emulated device(s), comma-separated: b200 (default), b300, "
+                        "rtx5090, h200")
+    p.add_argument("--step-limit", type=int, default=None,
+                   help="warp instructions one launch may run (default: ptxsim.launch's)")
+    p.add_argument("--progress", action="store_true", help="a progress bar per launch")
+    p.add_argument("--keep", metavar="DIR", default=None,
+                   help="keep the PTX the DSL compiles in DIR (default: a temporary folder)")
+    p.add_argument("script", help="the CuTe DSL program (a .py file)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ptxsim.cuda import driver
+    from ptxsim.errors import OperandError
+    if not os.path.isfile(args.script):
+        raise OperandError(f"script '{args.script}' does not exist")
+    options = {}
+    if args.step_limit:
+        options["step_limit"] = args.step_limit
+    if args.progress:
+        options["progress"] = True
+    driver.configure([d for d in args.device.split(",") if d], **options)
+    from ptxsim.cuda import dsl, torch_cuda
+    dsl.install(keep_dir=args.keep)
+    try:
+        torch_cuda.install()
+    except ImportError:
+        pass                                   # a script without torch
+    script = os.path.abspath(args.script)
+    sys.argv = [script] + list(args.args)
+    sys.path.insert(0, os.path.dirname(script))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0

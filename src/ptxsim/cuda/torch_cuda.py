@@ -1,0 +1,200 @@
+"""A CPU build of torch that believes in one CUDA device: the emulated one (`ptxsim cute`).
+
+Tensors a script creates "on cuda" are ordinary CPU tensors; when one is handed to a kernel
+(through DLPack) ptxsim maps its memory into the device at its own address, so kernels read and
+write it in place, `.cpu()` returns it and `torch.testing.assert_close` compares it. What of
+`torch.cuda` exists: docs/cuda.md ("torch on the emulated device").
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import types
+
+from ptxsim.cuda import driver as D
+
+_SAVED: dict = {}
+FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange",
+             "linspace", "logspace", "tensor", "as_tensor", "empty_like", "zeros_like",
+             "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+             "empty_strided", "eye", "normal", "from_numpy", "asarray")
+
+
+def _is_cuda(device) -> bool:
+    if device is None:
+        return False
+    if isinstance(device, int):
+        return True                           # torch reads a bare int as a CUDA ordinal
+    t = getattr(device, "type", None)
+    if t is not None:
+        return t == "cuda"
+    return isinstance(device, str) and device.split(":")[0] == "cuda"
+
+
+def _cpu_device(kwargs: dict) -> dict:
+    if _is_cuda(kwargs.get("device")):
+        kwargs = dict(kwargs, device="cpu")
+    kwargs.pop("pin_memory", None)
+    return kwargs
+
+
+def _factory(fn):
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        return fn(*args, **_cpu_device(kwargs))
+    wrapped.ptxsim = True
+    return wrapped
+
+
+def _to(orig):
+    @functools.wraps(orig)
+    def to(self, *args, **kwargs):
+        args = tuple("cpu" if _is_cuda(a) and not isinstance(a, int) else a for a in args)
+        return orig(self, *args, **_cpu_device(kwargs))
+    return to
+
+
+class Stream:
+    """torch.cuda.Stream over a ptxsim stream; the default stream is handle 0."""
+
+    def __init__(self, device=None, priority: int = 0, handle: int | None = None):
+        from ptxsim.cuda.bindings import _ensure_context
+        _ensure_context()
+        self.cuda_stream = int(D.cuStreamCreate(0)) if handle is None else handle
+        self.device = "cuda:0"
+
+    def synchronize(self):
+        return None
+
+    def wait_stream(self, other):
+        return None
+
+    def wait_event(self, event):
+        return None
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def query(self) -> bool:
+        return True
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other.cuda_stream == self.cuda_stream
+
+    def __hash__(self):
+        return hash(self.cuda_stream)
+
+
+class Event:
+    """torch.cuda.Event over a ptxsim event (times on ptxsim's clock, docs/cuda.md)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False,
+                 interprocess: bool = False):
+        from ptxsim.cuda.bindings import _ensure_context
+        _ensure_context()
+        self._ev = D.cuEventCreate(0 if enable_timing else 2)
+
+    def record(self, stream=None):
+        D.cuEventRecord(self._ev, getattr(stream, "cuda_stream", 0) or 0)
+
+    def synchronize(self):
+        return None
+
+    def query(self) -> bool:
+        return True
+
+    def wait(self, stream=None):
+        return None
+
+    def elapsed_time(self, end: "Event") -> float:
+        return D.cuEventElapsedTime(self._ev, end._ev)
+
+
+_DEFAULT: list = []
+
+
+def _default_stream(device=None) -> Stream:
+    if not _DEFAULT:
+        _DEFAULT.append(Stream(handle=0))
+    return _DEFAULT[0]
+
+
+def _spec():
+    from ptxsim.cuda.bindings import _ensure_context
+    _ensure_context()
+    return D.DRIVER.current().device.spec
+
+
+def _properties(device=None):
+    s = _spec()
+    return types.SimpleNamespace(name=s.name, major=s.cc[0], minor=s.cc[1],
+                                 multi_processor_count=s.sms, total_memory=s.total_mem,
+                                 L2_cache_size=s.l2_bytes, is_integrated=False,
+                                 max_threads_per_multi_processor=s.max_threads_per_sm,
+                                 warp_size=32, gcnArchName="")
+
+
+def install() -> None:
+    """Make torch's CUDA API answer for the emulated device (idempotent)."""
+    if _SAVED:
+        return
+    import torch
+    tc = torch.cuda
+    current = {"stream": None}
+
+    @contextlib.contextmanager
+    def stream(s):
+        old = current["stream"]
+        current["stream"] = s
+        try:
+            yield
+        finally:
+            current["stream"] = old
+
+    def set_(obj, name, value):
+        _SAVED[(obj, name)] = getattr(obj, name, None)
+        setattr(obj, name, value)
+
+    funcs = {
+        "is_available": lambda: True, "device_count": lambda: D.cuDeviceGetCount(),
+        "current_device": lambda: 0, "set_device": lambda d: None,
+        "get_device_name": lambda d=None: _spec().name,
+        "get_device_capability": lambda d=None: _spec().cc,
+        "get_device_properties": _properties, "synchronize": lambda d=None: None,
+        "current_stream": lambda d=None: current["stream"] or _default_stream(),
+        "default_stream": _default_stream, "stream": stream, "Stream": Stream, "Event": Event,
+        # torch.manual_seed calls torch.cuda.manual_seed_all: the CPU generator is the only one
+        "manual_seed": lambda seed: None, "manual_seed_all": lambda seed: None,
+        "empty_cache": lambda: None, "memory_allocated": lambda d=None: 0,
+        "max_memory_allocated": lambda d=None: 0, "reset_peak_memory_stats": lambda d=None: None,
+        "is_initialized": lambda: True, "init": lambda: None, "_lazy_init": lambda: None,
+        "get_arch_list": lambda: [_spec().target.replace("a", "")],
+    }
+    _ensure_driver()
+    for name, fn in funcs.items():
+        set_(tc, name, fn)
+    for name in FACTORIES:
+        if hasattr(torch, name):
+            set_(torch, name, _factory(getattr(torch, name)))
+    set_(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    set_(torch.Tensor, "to", _to(torch.Tensor.to))
+    orig_gen = torch.Generator
+
+    class Generator(orig_gen):                  # torch.Generator(device="cuda")
+        def __new__(cls, device="cpu"):
+            return orig_gen("cpu" if _is_cuda(device) else device)
+    set_(torch, "Generator", Generator)
+
+
+def _ensure_driver():
+    from ptxsim.cuda.bindings import _ensure_context
+    _ensure_context()
+
+
+def uninstall() -> None:
+    for (obj, name), value in _SAVED.items():
+        setattr(obj, name, value)
+    _SAVED.clear()
+    _DEFAULT.clear()
