@@ -53,4 +53,23 @@ def run(args) -> int:
     except SystemExit as e:
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else 1)
+    except Exception as e:                          # noqa: BLE001 - the script's own failure
+        import traceback
+        traceback.print_exception(e)
+        found = _ptxsim_cause(e)
+        if found is not None:
+            print(f"\nptxsim: {type(found).__name__}: {found}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _ptxsim_cause(e: BaseException):
+    """The CudaError (or other ptxsim error) behind a script's exception, if any."""
+    from ptxsim.errors import PtxsimError
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, PtxsimError):
+            return e
+        e = e.__cause__ or e.__context__
+    return None

@@ -205,6 +205,8 @@ class Driver:
         self.arena = _arena()
         from ptxsim.machine.memory import GlobalMemory
         self.gmem = GlobalMemory()
+        self.gmem.resolver = self._resolve
+        self.host_resolvers: list = []            # addr -> (uint8 view, base, name) or None
         self.allocs: dict[int, Allocation] = {}
         self.freed: set[int] = set()
         self.clock_ns = 0
@@ -227,6 +229,20 @@ class Driver:
         return s[-1] if s else None
 
     # -- memory ------------------------------------------------------------------------------
+    def _resolve(self, address: int, size: int) -> bool:
+        """Map host memory a resolver knows at `address` (a kernel touched it first)."""
+        for r in self.host_resolvers:
+            hit = r(address)
+            if hit is None:
+                continue
+            view, base, name = hit
+            if self.gmem.buffer_at(base) is not None:
+                return False
+            self.gmem.map(view, name, address=base)
+            self.allocs[base] = Allocation(base, view.size, "registered", view, self.current())
+            return base <= address and address + size <= base + view.size
+        return False
+
     def allocate(self, nbytes: int, kind: str, ctx=None, flags: int = 0) -> Allocation:
         got = self.arena.allocate(nbytes)
         if got is None:

@@ -7,9 +7,11 @@ write it in place, `.cpu()` returns it and `torch.testing.assert_close` compares
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import types
+import weakref
 
 from ptxsim.cuda import driver as D
 
@@ -114,6 +116,65 @@ class Event:
 
 _DEFAULT: list = []
 
+# every CPU storage a tensor of the script lives in: base address -> (bytes, weak refs to tensors
+# over it); the device maps one when a kernel first touches its memory (Driver.host_resolvers)
+_STORAGES: dict[int, tuple[int, list]] = {}
+_BASES: list[int] = []
+
+
+def _track(out) -> None:
+    import torch
+    if isinstance(out, torch.Tensor):
+        if out.device.type != "cpu" or out.is_sparse:
+            return
+        try:
+            st = out.untyped_storage()
+        except (RuntimeError, NotImplementedError):
+            return
+        base, n = st.data_ptr(), st.nbytes()
+        if not n:
+            return
+        entry = _STORAGES.get(base)
+        if entry is None or entry[0] != n:
+            if entry is None:
+                bisect.insort(_BASES, base)
+            entry = _STORAGES[base] = (n, [])
+        refs = [r for r in entry[1] if r() is not None]
+        refs.append(weakref.ref(out))
+        entry[1][:] = refs[-4:]
+    elif isinstance(out, (tuple, list)):
+        for o in out:
+            _track(o)
+
+
+def resolve(address: int):
+    """(uint8 view of the live torch storage holding `address`, its base, a name), or None."""
+    i = bisect.bisect_right(_BASES, address) - 1
+    while i >= 0:
+        base = _BASES[i]
+        n, refs = _STORAGES[base]
+        if address < base + n:
+            t = next((r() for r in refs if r() is not None), None)
+            if t is None:
+                return None
+            import torch
+            st = t.untyped_storage()
+            view = torch.empty(0, dtype=torch.uint8).set_(st, 0, (n,), (1,)).numpy()
+            return view, base, f"torch storage {base:#x} ({n} bytes)"
+        return None
+    return None
+
+
+def _mode():
+    from torch.overrides import TorchFunctionMode
+
+    class TrackTensors(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            _track(out)
+            return out
+    return TrackTensors()
+
 
 def _default_stream(device=None) -> Stream:
     if not _DEFAULT:
@@ -173,6 +234,11 @@ def install() -> None:
         "get_arch_list": lambda: [_spec().target.replace("a", "")],
     }
     _ensure_driver()
+    mode = _mode()
+    mode.__enter__()
+    _SAVED[("mode", "mode")] = mode
+    if resolve not in D.DRIVER.host_resolvers:
+        D.DRIVER.host_resolvers.append(resolve)
     for name, fn in funcs.items():
         set_(tc, name, fn)
     for name in FACTORIES:
@@ -194,7 +260,14 @@ def _ensure_driver():
 
 
 def uninstall() -> None:
+    mode = _SAVED.pop(("mode", "mode"), None)
+    if mode is not None:
+        mode.__exit__(None, None, None)
+    if resolve in D.DRIVER.host_resolvers:
+        D.DRIVER.host_resolvers.remove(resolve)
     for (obj, name), value in _SAVED.items():
         setattr(obj, name, value)
     _SAVED.clear()
     _DEFAULT.clear()
+    _STORAGES.clear()
+    _BASES.clear()

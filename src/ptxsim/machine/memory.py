@@ -168,6 +168,10 @@ class GlobalMemory:
         self._bases = np.zeros(0, np.uint64)
         self._ends = np.zeros(0, np.uint64)
         self._base_list: list[int] = []
+        # called with an address no buffer holds, before the access faults: it may map the
+        # memory there (the CUDA driver model maps host memory a program hands over late, e.g.
+        # a torch tensor's storage) and return True to retry
+        self.resolver = None
 
     def map(self, array, name: str | None = None, *, address: int | None = None) -> int:
         """Map a numpy array / CPU tensor (shared, not copied); returns its device address:
@@ -249,6 +253,8 @@ class GlobalMemory:
                            else np.zeros(addr.shape, bool))
         if not ok.all():
             bad = int(addr[np.argmin(ok)])
+            if self.resolver is not None and self.resolver(bad, size):
+                return self.locate(addr, size)
             raise MemoryAccessError(f"global access of {size} bytes outside every mapped buffer: "
                                     f"{self.describe(bad)}", address=bad, space="global")
         return safe, (addr - self._bases[safe]).astype(np.int64)
