@@ -1814,6 +1814,23 @@ def _launch(f: Function, grid, block, shared, stream, params, extra, attrs) -> N
         ev.time = DRIVER.clock_ns
 
 
+def _ptx_location(e: BaseException) -> str:
+    """' at PTX line N (instruction)' of the instruction that was executing when `e` was raised
+    (the executor's step loop frame), or ''."""
+    tb = e.__traceback__
+    found = ""
+    while tb is not None:
+        fr = tb.tb_frame
+        if fr.f_code.co_name == "run" and "p" in fr.f_locals and "self" in fr.f_locals:
+            wave, p = fr.f_locals["self"], fr.f_locals["p"]
+            prog = getattr(wave, "program", None)
+            if prog is not None and isinstance(p, int) and 0 <= p < len(prog.instructions):
+                inst = prog.instructions[p]
+                found = f" at PTX line {inst.loc.line} ({str(inst).strip()[:120]})"
+        tb = tb.tb_next
+    return found
+
+
 def _run(f: Function, g, b, cluster, dyn: int, image: bytes, nonportable: bool) -> None:
     from ptxsim.machine.executor import Launch
     mod = f.module
@@ -1832,8 +1849,9 @@ def _run(f: Function, g, b, cluster, dyn: int, image: bytes, nonportable: bool) 
         raise
     except PtxsimError as e:
         result, sticky = _fault_result(e)
+        where = _ptx_location(e)
         err = CudaError(result, enums.CURESULT[result], getattr(_call, "text", "launch"),
-                        f"kernel '{f.name}' {'faulted' if sticky else 'stopped'}: {e}", e)
+                        f"kernel '{f.name}' {'faulted' if sticky else 'stopped'}{where}: {e}", e)
         if sticky:
             ctx.sticky = err
         raise err from e
