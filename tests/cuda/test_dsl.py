@@ -100,3 +100,18 @@ def test_kernel_fault_reaches_the_caller_with_the_ptxsim_finding(routed):
     assert isinstance(cause, CudaError) and cause.result == "CUDA_ERROR_ILLEGAL_ADDRESS"
     assert "outside every mapped buffer" in str(cause)
     cuda.configure(["b200"])                               # the context is unusable afterwards
+
+
+def test_ptxsim_cute_runs_a_gpu_written_script():
+    """`ptxsim cute` on a program written for a GPU: torch on "cuda", cuda-python device query,
+    torch.cuda events (tests/cuda/scripts/cute_torch_script.py). The B200's SM count and compute
+    capability come back; the result equals torch's."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).parent / "scripts" / "cute_torch_script.py"
+    r = subprocess.run([sys.executable, "-m", "ptxsim", "cute", str(script)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "device: NVIDIA B200 sm_count=148 major=10" in r.stdout
+    assert "PASS elapsed_ms=" in r.stdout
