@@ -3,6 +3,7 @@
 Kernels: tests/data/ptx/cuda/driver_kernels.ptx (nvcc 13.0 output of driver_kernels.cu); expected
 numbers from numpy; enum values from cuda-python's cuda.bindings.driver."""
 import ctypes
+import re
 import struct
 from pathlib import Path
 
@@ -204,6 +205,7 @@ def test_kernel_fault_is_sticky(ctx):
     e = fails("CUDA_ERROR_ILLEGAL_ADDRESS", cuda.cuLaunchKernel, saxpy, 8, 1, 1, 256, 1, 1, 0, 0,
               [saxpy_params(1.0, dx, dy, 2048)], None)
     assert e.finding is not None and "outside every mapped buffer" in str(e)
+    assert re.search(r"at PTX line \d+ \(ld\.global\.f32", str(e))   # the faulting load
     fails("CUDA_ERROR_ILLEGAL_ADDRESS", cuda.cuMemAlloc, 16)
 
 
