@@ -56,10 +56,17 @@ def test_dense_gemm_persistent_2cta():
     assert "PASS" in out
 
 
-def test_dense_blockscaled_gemm_persistent_mxf4():
+@pytest.mark.parametrize("args", [
+    (),                                                               # nvfp4 (the default)
+    ("--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"),           # mxfp4
+    ("--a_dtype", "Float8E4M3FN", "--b_dtype", "Float8E4M3FN", "--sf_dtype", "Float8E8M0FNU",
+     "--sf_vec_size", "32"),                                          # mxfp8
+], ids=["nvfp4", "mxfp4", "mxfp8"])
+def test_dense_blockscaled_gemm_persistent(args):
+    # nvfp4 / mxfp8 check against torch._scaled_mm (GPU-only in torch; ptxsim.cuda.torch_cuda
+    # computes it on the CPU), mxfp4 against the example's einsum reference
     out = run_example("blockscaled_gemm/dense_blockscaled_gemm_persistent.py",
-                      "--mnkl", "256,256,256,1", "--sf_dtype", "Float8E8M0FNU",
-                      "--sf_vec_size", "32")
+                      "--mnkl", "256,256,256,1", *args)
     assert "PASS" in out
 
 

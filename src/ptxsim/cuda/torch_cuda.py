@@ -197,6 +197,58 @@ def _properties(device=None):
                                  warp_size=32, gcnArchName="")
 
 
+# e2m1 (fp4) code -> value (OCP MX spec: sign, 2 exponent bits, 1 mantissa bit)
+_E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+
+
+def _unblock(scale, rows: int, cols: int):
+    """Inverse of the 128 x 4 "blocked" scale layout cuBLAS / torch._scaled_mm take (rows of 128
+    in 4 groups of 32, 4 scale columns per block): the (rows, cols) scale matrix."""
+    import torch
+    nr, nc = -(-rows // 128), -(-cols // 4)
+    r = scale.reshape(nr * nc, 32, 4, 4).transpose(1, 2).reshape(nr, nc, 128, 4)
+    return r.permute(0, 2, 1, 3).reshape(nr * 128, nc * 4)[:rows, :cols].to(torch.float32)
+
+
+def _values(t):
+    """float32 values of a CPU matrix: packed fp4 pairs (low nibble first) or any float type."""
+    import torch
+    if t.dtype == getattr(torch, "float4_e2m1fn_x2", None):
+        b = t.contiguous().view(torch.uint8).to(torch.int64)
+        lut = torch.tensor(_E2M1, dtype=torch.float32)
+        pair = torch.stack([lut[b & 15], lut[b >> 4]], dim=-1)
+        return pair.reshape(*t.shape[:-1], 2 * t.shape[-1])
+    return t.to(torch.float32)
+
+
+def _scaled_mm(orig):
+    """torch._scaled_mm on CPU tensors for the block-scaled forms torch runs only on a GPU
+    (mxfp8: e4m3/e5m2 with e8m0 scales per 32; nvfp4: packed e2m1 with e4m3 scales per 16;
+    mxfp4: packed e2m1 with e8m0 scales per 32; scales in the blocked layout): dequantise and
+    multiply in float32. Other forms go to torch's own implementation."""
+    @functools.wraps(orig)
+    def scaled_mm(a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None,
+                  use_fast_accum=False):
+        import torch
+        blocked = (scale_a.dim() == 1 and scale_a.numel() > 1 and scale_a.dtype in (
+            torch.float8_e4m3fn, torch.float8_e8m0fnu) and a.device.type == "cpu")
+        if not blocked:
+            return orig(a, b, scale_a, scale_b, bias=bias, scale_result=scale_result,
+                        out_dtype=out_dtype, use_fast_accum=use_fast_accum)
+        av, bv = _values(a), _values(b.t()).t()           # (M, K), (K, N)
+        vec = 16 if scale_a.dtype == torch.float8_e4m3fn else 32
+        m, k = av.shape
+        n = bv.shape[1]
+        sa = _unblock(scale_a, m, k // vec).repeat_interleave(vec, dim=1)
+        sb = _unblock(scale_b, n, k // vec).repeat_interleave(vec, dim=1)
+        out = (av * sa) @ (bv.t() * sb).t()
+        if bias is not None:
+            out = out + bias.to(torch.float32)
+        return out.to(out_dtype or torch.bfloat16)
+    scaled_mm.ptxsim = True
+    return scaled_mm
+
+
 def install() -> None:
     """Make torch's CUDA API answer for the emulated device (idempotent)."""
     if _SAVED:
@@ -245,6 +297,7 @@ def install() -> None:
         if hasattr(torch, name):
             set_(torch, name, _factory(getattr(torch, name)))
     set_(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    set_(torch, "_scaled_mm", _scaled_mm(torch._scaled_mm))
     set_(torch.Tensor, "to", _to(torch.Tensor.to))
     orig_gen = torch.Generator
 
