@@ -1626,3 +1626,10 @@ def _fast_signop(instr):
 FAST_PATHS = {add: _fast_arith("add"), sub: _fast_arith("sub"), mul: _fast_arith("mul"),
               fma: _fast_arith("fma"), mad: _fast_arith("mad"), min: _fast_minmax("min"),
               max: _fast_minmax("max"), abs: _fast_signop("abs"), neg: _fast_signop("neg")}
+
+
+def fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray, rnd: str = "rn") -> np.ndarray:
+    """a * b + c of float64 arrays, rounded once (`rnd`: rn / rz / rm / rp), as float64 values;
+    NaN payloads are the caller's (`f64_nan_result`). Used by the f64 mma (isa.mma_sync.dmma)."""
+    return _f64_op("fma", rnd, np.asarray(a, np.float64), np.asarray(b, np.float64),
+                   np.asarray(c, np.float64))

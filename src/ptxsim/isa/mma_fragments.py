@@ -1,4 +1,5 @@
-"""Per-thread fragment layouts of the warp-level sparse MMA (PTX ISA 9.7.14.6.2).
+"""Per-thread fragment layouts of the warp-level MMA: dense `mma` (PTX ISA 9.7.14.5.x) and sparse
+`mma.sp` (9.7.14.6.2).
 
 A warp holds each matrix of `mma.sp` as a vector of 32-bit registers per thread. A `Fragment`
 answers, for register r, lane l and sub-element s (the s-th `bits`-wide field from the LSB), which
@@ -33,12 +34,19 @@ THREAD_IN_GROUP = _lane % 4       # threadID_in_group
 
 @dataclass(frozen=True, eq=False)
 class Fragment:
-    """Register r / lane l / sub-element s  <->  matrix element (row[r,l,s], col[r,l,s])."""
+    """Register r / lane l / sub-element s  <->  matrix element (row[r,l,s], col[r,l,s]).
+
+    `bits` 64 (f64): registers are uint64, one element each. `group` (same shape as row/col, or
+    None): the independent product each element belongs to -- m8n8k4 .f16, where each of the four
+    quad-pairs of a warp computes its own 8x8x4 MMA (9.7.14.5.1); unpack/pack then see W*4
+    matrices, product g of warp w at index 4w + g."""
     name: str
     shape: tuple[int, int]        # (rows, cols) of the matrix the fragments tile
-    bits: int                     # width of one sub-element inside the 32-bit register
-    row: np.ndarray               # (nregs, 32, 32 // bits)
+    bits: int                     # width of one sub-element inside the register
+    row: np.ndarray               # (nregs, 32, reg_bits // bits)
     col: np.ndarray
+    group: np.ndarray | None = None
+    groups: int = 1
 
     @property
     def nregs(self) -> int:
@@ -48,28 +56,44 @@ class Fragment:
     def per_reg(self) -> int:
         return self.row.shape[2]
 
+    @property
+    def dtype(self):
+        return np.uint64 if self.bits == 64 else np.uint32
+
+    def _index(self):
+        g = self.group if self.group is not None else 0
+        return g, self.row, self.col
+
     def unpack(self, regs: np.ndarray) -> np.ndarray:
-        """regs (nregs, W, 32) uint32 -> element bits (W, rows, cols) uint32."""
-        regs = np.asarray(regs, dtype=np.uint32)
-        shifts = (np.arange(self.per_reg, dtype=np.uint32) * self.bits)
-        mask = np.uint32((1 << self.bits) - 1) if self.bits < 32 else np.uint32(0xFFFFFFFF)
+        """regs (nregs, W, 32) -> element bits (W * groups, rows, cols), uint32 (uint64 for
+        64-bit elements)."""
+        regs = np.asarray(regs, dtype=self.dtype)
+        shifts = (np.arange(self.per_reg) * self.bits).astype(self.dtype)
+        mask = self.dtype((1 << self.bits) - 1)
         fields = (regs[:, :, :, None] >> shifts) & mask            # (nregs, W, 32, per_reg)
-        out = np.zeros((regs.shape[1],) + self.shape, dtype=np.uint32)
-        out[:, self.row, self.col] = np.moveaxis(fields, 1, 0)     # fields -> (W, nregs, 32, s)
-        return out
+        w = regs.shape[1]
+        out = np.zeros((w, self.groups) + self.shape, dtype=self.dtype)
+        g, r, c = self._index()
+        out[:, g, r, c] = np.moveaxis(fields, 1, 0)                # fields -> (W, nregs, 32, s)
+        return out.reshape((w * self.groups,) + self.shape)
 
     def pack(self, matrix: np.ndarray) -> np.ndarray:
-        """element bits (W, rows, cols) -> regs (nregs, W, 32) uint32."""
-        matrix = np.asarray(matrix, dtype=np.uint32)
-        mask = np.uint32((1 << self.bits) - 1) if self.bits < 32 else np.uint32(0xFFFFFFFF)
-        fields = matrix[:, self.row, self.col] & mask               # (W, nregs, 32, per_reg)
-        shifts = (np.arange(self.per_reg, dtype=np.uint32) * self.bits)
+        """element bits (W * groups, rows, cols) -> regs (nregs, W, 32)."""
+        matrix = np.asarray(matrix, dtype=self.dtype)
+        matrix = matrix.reshape((-1, self.groups) + self.shape)
+        mask = self.dtype((1 << self.bits) - 1)
+        g, r, c = self._index()
+        fields = matrix[:, g, r, c] & mask                          # (W, nregs, 32, per_reg)
+        shifts = (np.arange(self.per_reg) * self.bits).astype(self.dtype)
         regs = np.bitwise_or.reduce(fields << shifts, axis=-1)      # (W, nregs, 32)
         return np.ascontiguousarray(np.moveaxis(regs, 0, 1))
 
-    def where(self, row: int, col: int) -> tuple[int, int, int]:
-        """(register, lane, sub-element) holding element (row, col)."""
-        r, l, s = np.nonzero((self.row == row) & (self.col == col))
+    def where(self, row: int, col: int, group: int = 0) -> tuple[int, int, int]:
+        """(register, lane, sub-element) holding element (row, col) of product `group`."""
+        hit = (self.row == row) & (self.col == col)
+        if self.group is not None:
+            hit &= self.group == group
+        r, l, s = np.nonzero(hit)
         return int(r[0]), int(l[0]), int(s[0])
 
 
@@ -83,48 +107,112 @@ def _grid(nregs: int, per_reg: int):
 
 
 @lru_cache(maxsize=None)
-def a_fragment(k: int, bits: int) -> Fragment:
-    """Compressed A, 16 x K/2 elements of `bits` (9.7.14.6.2.x "Multiplicand A").
-
-    Register r holds 32/bits consecutive compressed elements of row groupID + 8*(r%2), starting
-    at compressed column threadID_in_group*(32/bits) + 4*(32/bits)*(r//2). In dense columns this is
-    the spec's `firstcol = threadID_in_group * 2*(32/bits)` (+ K/2 for the upper register pair).
-    """
-    per = 32 // bits
-    cols = k // 2
-    nregs = M * cols * bits // (32 * LANES)
+def dense_a(m: int, k: int, bits: int) -> Fragment:
+    """A of a dense mMn8kK mma (m 16 or 8), K columns of `bits`-bit elements (9.7.14.5.x
+    "Multiplicand A"): register r holds 32/bits consecutive elements (one when 64-bit) of row
+    groupID + 8*(r % (m/8)), from column threadID_in_group*(32/bits) + 4*(32/bits)*(r // (m/8)).
+    (f16 m16n8k16: a0,a1 row g cols 2t,2t+1; a2,a3 row g+8; a4..a7 the same 8 columns on.)"""
+    per = max(1, 32 // bits)
+    blocks = m // 8
+    nregs = m * k // (LANES * per)
     r, s, g, t = _grid(nregs, per)
-    row = g + 8 * (r % 2)
-    col = t * per + s + 4 * per * (r // 2)
-    return Fragment(f"A(m16n8k{k},{bits}b)", (M, cols), bits, row, col)
+    row = g + 8 * (r % blocks)
+    col = t * per + s + 4 * per * (r // blocks)
+    return Fragment(f"A(m{m}k{k},{bits}b)", (m, k), bits, row, col)
 
 
 @lru_cache(maxsize=None)
-def b_fragment(k: int, bits: int) -> Fragment:
-    """B, K x 8 (the dense mma B fragments, 9.7.14.5.x): register r holds 32/bits consecutive
-    rows starting at threadID_in_group*(32/bits) + 4*(32/bits)*r, column groupID."""
-    per = 32 // bits
-    nregs = k * N * bits // (32 * LANES)
+def dense_b(k: int, bits: int) -> Fragment:
+    """B, K x 8 (9.7.14.5.x "Multiplicand B"): register r holds 32/bits consecutive rows
+    starting at threadID_in_group*(32/bits) + 4*(32/bits)*r, column groupID."""
+    per = max(1, 32 // bits)
+    nregs = k * N // (LANES * per)
     r, s, g, t = _grid(nregs, per)
     row = t * per + s + 4 * per * r
     col = g
-    return Fragment(f"B(m16n8k{k},{bits}b)", (k, N), bits, row, col)
+    return Fragment(f"B(k{k},{bits}b)", (k, N), bits, row, col)
 
 
 @lru_cache(maxsize=None)
-def c_fragment(bits: int) -> Fragment:
-    """C / D, 16 x 8. 32-bit (f32, s32): c0..c3 = (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1);
-    f16: two f16x2 registers, register r = row g + 8r, halves = columns 2t, 2t+1."""
-    per = 32 // bits
-    nregs = M * N * bits // (32 * LANES)
+def dense_c(m: int, bits: int) -> Fragment:
+    """C / D, m x 8. 32- and 64-bit (f32, s32, f64): c0..c3 = (g, 2t), (g, 2t+1), (g+8, 2t),
+    (g+8, 2t+1) (m = 8: c0, c1); f16: register r = row g + 8r, halves = columns 2t, 2t+1."""
+    per = max(1, 32 // bits)
+    nregs = m * N // (LANES * per)
     r, s, g, t = _grid(nregs, per)
-    if bits == 32:
+    if per == 1:
         row = g + 8 * (r // 2)
         col = 2 * t + r % 2
     else:
         row = g + 8 * r
         col = 2 * t + s
-    return Fragment(f"C/D({bits}b)", (M, N), bits, row, col)
+    return Fragment(f"C/D(m{m},{bits}b)", (m, N), bits, row, col)
+
+
+def a_fragment(k: int, bits: int) -> Fragment:
+    """Compressed A of mma.sp m16n8k`k`, 16 x K/2 elements of `bits` (9.7.14.6.2.x "Multiplicand
+    A"): the dense A fragment of K/2 columns -- the spec's `firstcol = threadID_in_group *
+    2*(32/bits)` in dense columns (+ K/2 for the upper register pair)."""
+    return dense_a(M, k // 2, bits)
+
+
+def b_fragment(k: int, bits: int) -> Fragment:
+    """B, K x 8 (the dense mma B fragments, 9.7.14.5.x)."""
+    return dense_b(k, bits)
+
+
+def c_fragment(bits: int) -> Fragment:
+    """C / D, 16 x 8 (`dense_c`)."""
+    return dense_c(M, bits)
+
+
+# m8n8k4 with .f16 A/B (9.7.14.5.1): each quad-pair QP q = lanes 4q..4q+3 and 4q+16..4q+19
+# computes its own 8x8x4 product; within it, `lo` = lane % 4 and `hi` = 4 for the upper four
+# lanes. The spec's formulas agree with CuTe's SM70 traits (SM70_8x4_Row / _Col,
+# SM70_8x8_16b / _32b with SM70_QuadPair = (4,2):(1,16)); the H200 settles them
+# (tests/isa/test_mma_sync_hw.py).
+_QP = (np.arange(LANES) >> 2) & 3
+_LO = np.arange(LANES) % 4
+_HI = 4 * (np.arange(LANES) >= 16)
+
+
+def _qp_grid(nregs: int, per: int):
+    r = np.arange(nregs)[:, None, None]
+    s = np.arange(per)[None, None, :]
+    i = r * per + s                                # element index a0.. / c0..
+    shape = (nregs, LANES, per)
+    lo, hi, qp = (np.broadcast_to(x[None, :, None], shape) for x in (_LO, _HI, _QP))
+    return np.broadcast_to(i, shape), lo, hi, qp
+
+
+@lru_cache(maxsize=None)
+def m8n8k4_a(layout: str) -> Fragment:
+    """A (8 x 4 f16 per quad-pair), a0..a3 in two f16x2 registers: .row -> (lo + hi, i);
+    .col -> (i + hi, lo)."""
+    i, lo, hi, qp = _qp_grid(2, 2)
+    row, col = (lo + hi, i) if layout == "row" else (i + hi, lo)
+    return Fragment(f"A(m8n8k4.{layout})", (8, 4), 16, row, col, qp, 4)
+
+
+@lru_cache(maxsize=None)
+def m8n8k4_b(layout: str) -> Fragment:
+    """B (4 x 8 f16 per quad-pair), b0..b3: .col -> (k i, n lo + hi); .row -> (k lo, n i + hi)."""
+    i, lo, hi, qp = _qp_grid(2, 2)
+    row, col = (i, lo + hi) if layout == "col" else (lo, i + hi)
+    return Fragment(f"B(m8n8k4.{layout})", (4, 8), 16, row, col, qp, 4)
+
+
+@lru_cache(maxsize=None)
+def m8n8k4_c(bits: int) -> Fragment:
+    """C / D (8 x 8 per quad-pair): f16 c0..c7 in four f16x2 registers -> (lo + hi, i);
+    f32 c0..c7 -> (lo & 1 + (i & 2) + hi, (i & 4) + (lo & 2) + (i & 1))."""
+    if bits == 16:
+        i, lo, hi, qp = _qp_grid(4, 2)
+        row, col = lo + hi, i
+    else:
+        i, lo, hi, qp = _qp_grid(8, 1)
+        row, col = (lo & 1) + (i & 2) + hi, (i & 4) + (lo & 2) + (i & 1)
+    return Fragment(f"C/D(m8n8k4,{bits}b)", (8, 8), bits, row, col, qp, 4)
 
 
 # ---------------------------------------------------------------------------------- metadata

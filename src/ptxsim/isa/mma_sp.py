@@ -10,14 +10,15 @@ output row, one fused dot product of the stored elements with the B rows the met
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import (ExecutionError, IllegalInstructionError, OperandError, PtxValidationError,
+from ptxsim.errors import (IllegalInstructionError, OperandError, PtxValidationError,
                            SparsityMetadataError, UndefinedBehavior)
+from ptxsim.isa import mma_common
 from ptxsim.isa import mma_fragments as frag
+from ptxsim.isa.mma_common import Note
 from ptxsim.isa.registry import register
 from ptxsim.isa.targets import Arch, AtLeast, Family, Req, parse_version
 from ptxsim.isa.targets import parse_target as _parse_target
@@ -32,15 +33,6 @@ BOTH = (".sp", ".sp::ordered_metadata")
 ORDERED = (".sp::ordered_metadata",)
 F8 = ("e4m3", "e5m2")
 F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
-
-
-@dataclass(frozen=True)
-class Note:
-    """One line of the PTX ISA / Target ISA notes: `what` needs PTX ISA `since` and, when
-    `target` is set, one of REQUIREMENTS[target]."""
-    what: str
-    since: tuple[int, int]
-    target: str | None = None
 
 
 # every mma.sp: PTX ISA 7.1, sm_80 or higher; .sp::ordered_metadata: PTX ISA 8.5
@@ -428,51 +420,48 @@ def mma_sp(form: MmaSpForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.n
 
 
 # ------------------------------------------------------------------- instruction -> form
-_SHAPE = re.compile(r"^\.m16n8k(\d+)$")
-TYPES = {"f16", "bf16", "tf32", "f32", "s32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "u8", "s8",
-         "u4", "s4", "ue8m0", "ue4m3"}
+TYPES = set(mma_common.TYPES) - {"f64", "b1"}
 
 
 def form_of(instruction) -> MmaSpForm:
-    """The MmaSpForm of a parsed `mma.sp...` Instruction (qualifiers in any order)."""
-    quals = tuple(instruction.qualifiers)
-    variants = [q for q in quals if q in BOTH]
-    if len(variants) != 1:
-        raise PtxValidationError(f"'{instruction.opcode}{''.join(quals)}' is not a sparse mma: "
-                                 "expected exactly one of .sp / .sp::ordered_metadata")
-    for q in (".sync", ".aligned", ".row", ".col"):
-        if q not in quals:
-            raise PtxValidationError(f"mma.sp requires the {q} qualifier (PTX ISA 9.7.14.6.3)")
-    if quals.index(".row") > quals.index(".col"):
+    """The MmaSpForm of a parsed `mma.sp...` Instruction (qualifiers in any order), read through
+    the shared qualifier parser (isa.mma_common.parse)."""
+    q = mma_common.parse(instruction)
+    if q.sparse is None:
+        raise PtxValidationError(f"'{q.text}' is not a sparse mma: expected exactly one of .sp / "
+                                 ".sp::ordered_metadata")
+    for flag, ok in ((".sync", q.sync), (".aligned", q.aligned), (".row", "row" in q.layouts),
+                     (".col", "col" in q.layouts)):
+        if not ok:
+            raise PtxValidationError(f"mma.sp requires the {flag} qualifier (PTX ISA 9.7.14.6.3)")
+    if q.layouts != ("row", "col"):
         # the syntax is `.row.col` (A row-major, B column-major); ptxas 13.0 rejects .col.row
         raise PtxValidationError("mma.sp layout must be .row.col, not .col.row (PTX ISA 9.7.14.6.3)")
-    shapes = [int(m.group(1)) for q in quals if (m := _SHAPE.match(q))]
-    if len(shapes) != 1:
+    if (q.m, q.n) != (16, 8):
         raise PtxValidationError("mma.sp needs one .m16n8kK shape qualifier")
-    types = [q[1:] for q in quals if q[1:] in TYPES]
-    kinds = [q.split("::", 1)[1] for q in quals if q.startswith(".kind::")]
-    scale_vecs = [q.split("::", 1)[1] for q in quals if q.startswith(".scale_vec::")]
-    block_scale = ".block_scale" in quals
-    kind = kinds[0] if kinds else None
+    if q.bitop or q.popc or any(t not in TYPES for t in q.types):
+        raise PtxValidationError(f"'{q.text}': no such form in the mma.sp syntax (PTX ISA 9.7.14.6.3)")
+    types = list(q.types)
+    kind = q.kind
     stype = None
-    if block_scale:
+    if q.block_scale:
         if len(types) != 5:
             raise PtxValidationError("mma.sp .block_scale needs .dtype.atype.btype.ctype.stype")
         stype = types.pop()
     if len(types) != 4:
         raise PtxValidationError(f"mma.sp needs the four types .dtype.atype.btype.ctype, got "
                                  f"{['.' + t for t in types]}")
-    if block_scale != (kind in BLOCK_SCALED_KINDS):
+    if q.block_scale != (kind in BLOCK_SCALED_KINDS):
         raise PtxValidationError(".block_scale goes with .kind::mxf8f6f4 / mxf4 / mxf4nvf4 only")
-    scale_vec = scale_vecs[0] if scale_vecs else None
-    if block_scale and scale_vec is None:
+    scale_vec = q.scale_vec
+    if q.block_scale and scale_vec is None:
         # 9.7.14.6.3: mxf4 defaults to 2X, mxf8f6f4 to 1X; mxf4nvf4 must say it
         scale_vec = DEFAULT_SCALE_VEC.get(kind)
         if scale_vec is None:
             raise PtxValidationError(".kind::mxf4nvf4 requires an explicit .scale_vec_size")
-    form = MmaSpForm(k=shapes[0], dtype=types[0], atype=types[1], btype=types[2], ctype=types[3],
-                     ordered=variants[0] == ".sp::ordered_metadata",
-                     satfinite=".satfinite" in quals, kind=kind, stype=stype, scale_vec=scale_vec)
+    form = MmaSpForm(k=q.k, dtype=types[0], atype=types[1], btype=types[2], ctype=types[3],
+                     ordered=q.sparse == ".sp::ordered_metadata", satfinite=q.satfinite,
+                     kind=kind, stype=stype, scale_vec=scale_vec)
     form.legal     # raises for a form outside the syntax table
     return form
 
@@ -543,8 +532,8 @@ def execute_mma_sp(instruction, regs, target: str) -> dict[str, np.ndarray]:
 
 @register("mma")
 def execute_mma(instruction, regs, target: str) -> dict[str, np.ndarray]:
-    """Registry handler for opcode 'mma': the sparse forms (the dense mma is not implemented)."""
+    """Registry handler for opcode 'mma': the sparse forms here, the dense ones in isa.mma_sync."""
     if not any(q in BOTH for q in instruction.qualifiers):
-        raise ExecutionError("dense warp-level mma is not implemented; ptxsim implements "
-                             "mma.sp / mma.sp::ordered_metadata")
+        from ptxsim.isa.mma_sync import execute_mma_sync
+        return execute_mma_sync(instruction, regs, target)
     return execute_mma_sp(instruction, regs, target)
