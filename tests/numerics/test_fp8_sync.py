@@ -99,13 +99,16 @@ def test_nan_and_inf():
 
 
 def test_profiles_per_architecture():
-    # sm_90: the emulated profile; sm_89 (native fp8 on Ada): MMA-Sim's Ada row (F = 13,
-    # E8M13, 16 bytes per block); sm_100 / sm_120: their f8f6f4 row
+    # sm_90 and sm_100 (the same SASS expansion, hardware/matrix/stage.py sass_targets): the
+    # emulated profile; sm_89 (native fp8 on Ada): MMA-Sim's Ada row (F = 13, E8M13, 16 bytes
+    # per block); sm_120 (native in its SASS): its f8f6f4 row
     p90 = params("sm_90", "fp8_sync", "e4m3", "e4m3", "f32")
     assert p90.model == "emulated" and p90.inner.F == 25 and p90.inner.L == 16 and p90.chunk == 32
     assert params("sm_89", "fp8_sync", "e4m3", "e5m2", "f32") == \
         params("sm_89", "f8f6f4", "e4m3", "e5m2", "f32")
-    assert params("sm_100", "fp8_sync", "e5m2", "e5m2", "f32").F == 25
+    assert params("sm_100", "fp8_sync", "e5m2", "e5m2", "f32").model == "emulated"
+    assert params("sm_120", "fp8_sync", "e5m2", "e5m2", "f32") == \
+        params("sm_120", "f8f6f4", "e5m2", "e5m2", "f32")
     with pytest.raises(MmaTypeError):          # no fp8 on sm_80
         mma(np.zeros((1, 32), np.uint8), np.zeros((32, 1), np.uint8),
             np.zeros((1, 1), np.uint32), arch="sm_80", kind="fp8_sync", atype="e4m3",

@@ -386,18 +386,22 @@ def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, *,
 # ---- .f64: DMMA ------------------------------------------------------------------------------
 def dmma(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
     """f64 mma as the H200 computes it (tests/isa/test_mma_sync_hw.py): D = C, then for k = 0 ..
-    K-1 in order D = fma(A[:, k], B[k, :], D) rounded to nearest; a NaN result takes the first
-    quiet NaN (else signalling, quieted) among B[k, n], the running D, A[m, k]; an invalid
-    operation on non-NaN operands gives 0xFFF8000000000000 (FACTS: f64 NaN rule)."""
-    from ptxsim.isa.floating import f64_nan_result, fma_f64
+    K-1 in order D = fma(A[:, k], B[k, :], D) rounded to nearest. A NaN result is the first NaN
+    among B[k, n], the running D, A[m, k] -- in that order, quiet or signalling alike (unlike the
+    scalar f64 rule, which prefers a quiet NaN) -- with its quiet bit set; an invalid operation
+    on non-NaN operands gives 0xFFF8000000000000."""
+    from ptxsim.isa.floating import F64_DEFAULT_NAN, F64_QUIET, fma_f64
     T, M, K = A.shape
     N = B.shape[2]
     d = np.asarray(C, np.uint64).copy()
+    nan = lambda x: (x & np.uint64(0x7FFFFFFFFFFFFFFF)) > np.uint64(0x7FF0000000000000)
     for k in range(K):
         a = np.broadcast_to(A[:, :, k, None], (T, M, N))
         b = np.broadcast_to(B[:, None, k, :], (T, M, N))
-        r = fma_f64(a.view(np.float64), b.view(np.float64), d.view(np.float64))
-        d = f64_nan_result(r, b, d, a).reshape(T, M, N)
+        r = fma_f64(a.view(np.float64), b.view(np.float64), d.view(np.float64)).view(np.uint64)
+        first = np.where(nan(b), b, np.where(nan(d), d, np.where(nan(a), a,
+                                                                  np.uint64(F64_DEFAULT_NAN))))
+        d = np.where(nan(r), first | F64_QUIET, r).reshape(T, M, N)
     return d
 
 
@@ -422,7 +426,7 @@ def popc_mma(A: np.ndarray, B: np.ndarray, C: np.ndarray, bitop: str) -> np.ndar
 # pairwise, the pair sums added to C in that order; otherwise `chain`: one running sum from 0.
 M8N8K4_ORDER = {
     "f32": dict(chain=(0, 1, 2, 3)),                 # D = C + (((p0 + p1) + p2) + p3)
-    "f16": dict(pairs=((2, 3), (0, 1))),             # D = f16((C + (p2 + p3)) + (p0 + p1))
+    "f16": dict(pairs=((0, 1), (2, 3))),             # D = f16((C + (p0 + p1)) + (p2 + p3))
 }
 
 

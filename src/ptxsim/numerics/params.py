@@ -116,10 +116,13 @@ GROUPED = dict(G=16, F=35, L=64, e_zero=-139)
 #           the first one's result (HMMA ... RZ; HMMA ... R4);
 #   then:   C is added to that sum with one IEEE round-to-nearest add (FADD for .f32,
 #           HADD2 for .f16 D) -- C never enters the tensor core.
-# sm_89 runs fp8 natively (MMA-Sim's Ada model, the f8f6f4 row); sm_100 / sm_120 warp-level
-# fp8 are assumed to be their f8f6f4 row (not measured here).
+# sm_100 (sm_100a SASS, ptxas 13.0: F2FP.F16.E4M3/E5M2.UNPACK_B, two HMMA.16816 / HMMA.1688,
+# FADD / HADD2 -- the sm_90 expansion; hardware/matrix/stage.py sass_targets) is the same
+# expansion on the sm_100 f16 row. sm_89 and sm_120 run warp-level fp8 natively (their SASS has
+# no conversion; MMA-Sim's Ada / RTX Blackwell models, the f8f6f4 row).
 EMULATED = {
     ("sm_90", "fp8_sync"): dict(via="f16", elem="f16", chunk=32, split=4),
+    ("sm_100", "fp8_sync"): dict(via="f16", elem="f16", chunk=32, split=4),
 }
 SCALED = dict(F=25, L=32, e_zero=-133)
 
