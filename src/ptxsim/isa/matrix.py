@@ -162,3 +162,25 @@ def movmatrix(a: np.ndarray) -> np.ndarray:
     src_half = G[:, None] & 1
     v = (a[:, src_lane] >> (16 * src_half).astype(np.uint32)) & np.uint32(0xFFFF)
     return pack_halves(v[..., 0], v[..., 1])
+
+
+# ------------------------------------------------------------------------------ registry
+def execute_movmatrix(instruction, regs, target: str) -> dict[str, np.ndarray]:
+    """Handler of movmatrix (registers only; ldmatrix / stmatrix need memory: the executor's
+    machine/handlers/matrix.py)."""
+    form = form_of(instruction)
+    check(form, target)
+    d, a = instruction.operands
+    for what, op in (("d", d), ("a", a)):
+        if getattr(op, "name", None) is None:
+            raise PtxValidationError(f"movmatrix operand {what} must be a .b32 register, got '{op}'")
+    out = movmatrix(np.asarray(regs.read(a.name), np.uint32).reshape(-1, LANES))
+    return {d.name: out.reshape(-1)}
+
+
+def _register():
+    from ptxsim.isa.registry import register
+    register("movmatrix", execute_movmatrix, guard="warp")
+
+
+_register()

@@ -163,7 +163,8 @@ LANES = 32
 
 class RegisterFile:
     """Read-only view of the caller's registers, validated once: every array has the same
-    shape (32*W,), holds uint32 bits, and a missing name is an OperandError naming it."""
+    shape (32*W,), holds uint32 bits (uint64 / float64 arrays: 64-bit registers, kept as uint64,
+    e.g. the .f64 operands of mma), and a missing name is an OperandError naming it."""
 
     def __init__(self, registers: Mapping[str, object], warps: int | None, where: str):
         self.where = where
@@ -187,10 +188,12 @@ class RegisterFile:
         if arr.ndim != 1:
             raise OperandError(f"register {name}: expected a 1-D array of per-thread bits, got "
                                f"shape {arr.shape}")
-        if arr.dtype == np.uint32:
+        if arr.dtype == np.uint32 or arr.dtype == np.uint64:
             return arr
         if arr.dtype == np.int32 or arr.dtype == np.float32:
             return arr.view(np.uint32)
+        if arr.dtype == np.int64 or arr.dtype == np.float64:
+            return arr.view(np.uint64)
         if np.issubdtype(arr.dtype, np.integer):
             if arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
                 raise OperandError(f"register {name}: values outside 0..2**32-1 are not 32-bit "

@@ -17,7 +17,8 @@ tcgen05       tcgen05.alloc / dealloc / relinquish_alloc_permit / ld / st / wait
               commit / cp / shift
 tma           cp.async.bulk.tensor, cp.async.bulk, cp.async, the commit_group / wait_group /
               wait_all of both families, cp.async.mbarrier.arrive, tensormap.replace, tensormap.cp_fenceproxy
-matrix        ldmatrix, stmatrix
+matrix        ldmatrix, stmatrix (movmatrix: registered)
+wgmma         wgmma.fence / mma_async / commit_group / wait_group
 clc           clusterlaunchcontrol.try_cancel / query_cancel
 printf        the vprintf system call (device printf)
 registered    every family of `ptxsim.isa.registry` not above (mma, mma.sp, brkpt, pmevent, ...)
@@ -32,7 +33,7 @@ from ptxsim.errors import ExecutionError, OperandError, PtxValidationError, Unsu
     UndefinedBehavior
 from ptxsim.isa import registry
 from ptxsim.machine.handlers import (arith, clc, control, matrix, memory, registered, stack, sync,
-                                     tcgen05, tma)
+                                     tcgen05, tma, wgmma)
 from ptxsim.machine.handlers.stack import attach_stack  # noqa: F401 (ptxsim.execute state=Stack)
 from ptxsim.machine.handlers.sync import cluster_update  # noqa: F401 (Wave.exit_threads)
 
@@ -92,6 +93,7 @@ TABLE.update({"cp.async.bulk.tensor": _w(tma._tma), "cp.async.bulk": _w(tma._bul
               "tensormap.replace": _w(tma._tensormap_replace),
               "tensormap.cp_fenceproxy": _w(tma._tensormap_cp_fenceproxy)})
 TABLE.update({"ldmatrix": _w(matrix._ldmatrix), "stmatrix": _w(matrix._stmatrix)})
+TABLE.update({op: _w(b) for op, b in wgmma.BUILDERS.items()})
 TABLE.update({"clusterlaunchcontrol.try_cancel": _w(clc._clc_try_cancel),
               "clusterlaunchcontrol.query_cancel": _w(clc._clc_query)})
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ptxsim.errors import UnsupportedFeature
 from ptxsim.isa import misc, registry
-from ptxsim.isa.mma_sp import form_of
+from ptxsim.isa import mma_sp, mma_sync
 from ptxsim.isa.regs import RegisterFile
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.ptx.instruction import Register, RegisterPair, SpecialRegister, Vector
@@ -25,10 +25,12 @@ def _registered(wave, inst):
     op = inst.opcode
     h = registry.handler_for(op)
     guard, wants_state = registry.mode_of(op)
-    if op == "mma" and any(q.startswith(".sp") for q in inst.qualifiers):
-        # PTX ISA notes of 9.7.14.6.3 against the module's .version (the handler's own checks
-        # take the target)
-        form_of(inst).check_version(getattr(wave.launch, "ptx_version", None))
+    if op == "mma":
+        # PTX ISA notes of 9.7.14.6.3 / 9.7.14.5.14 against the module's .version (the
+        # handler's own checks take the target)
+        sparse = any(q.startswith(".sp") for q in inst.qualifiers)
+        (mma_sp if sparse else mma_sync).form_of(inst).check_version(
+            getattr(wave.launch, "ptx_version", None))
     bare = dataclasses.replace(inst, predicate=None)
     names = set()
     for o in inst.operands:
@@ -50,8 +52,7 @@ def _registered(wave, inst):
             for n in names:
                 v = wave.reg(n)[full]
                 regs[n] = v.astype(np.uint32) if v.dtype != np.uint64 else v
-            rf = RegisterFile({k: v for k, v in regs.items() if v.dtype == np.uint32},
-                              warps.size, where)
+            rf = RegisterFile(regs, warps.size, where)
             kw = {}
             if wants_state:
                 if op in misc.OPCODES:
