@@ -1,8 +1,10 @@
-"""Generate PTX for sm_100a with Triton, offline (no GPU): bf16 matmul, fp8 matmul,
-dot_scaled (mxfp8 x mxfp4), TMA matmul, warp-specialised matmul.
+"""Generate PTX with Triton, offline (no GPU): bf16 matmul, fp8 matmul, dot_scaled (mxfp8 x
+mxfp4), TMA matmul, warp-specialised matmul -- for sm_100a (default), sm_90a or sm_120a.
 
-Run with a venv that has triton installed (not the shared one):
-    /work/venv-gen/bin/python scripts/gen_triton_ptx.py tests/data/ptx/triton
+Run with a venv that has triton installed:
+    python scripts/gen_triton_ptx.py tests/data/ptx/triton                  # sm_100a
+    python scripts/gen_triton_ptx.py tests/data/ptx/triton/sm90a --arch 90  # wgmma kernels
+    python scripts/gen_triton_ptx.py tests/data/ptx/triton/sm120a --arch 120 # mma.sync kernels
 """
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-TARGET = GPUTarget("cuda", 100, 32)
+TARGET = GPUTarget("cuda", 100, 32)     # --arch N replaces it
 
 
 @triton.jit
@@ -109,10 +111,16 @@ def main(out: Path):
             print(f"{name}: FAILED {type(exc).__name__}: {str(exc)[:300]}")
             continue
         (out / f"{name}.ptx").write_text(ptx)
-        print(f"{name}: {len(ptx.splitlines())} lines, tcgen05 lines: "
-              f"{sum('tcgen05' in l for l in ptx.splitlines())}")
+        print(f"{name}: {len(ptx.splitlines())} lines, tcgen05 / wgmma / mma lines: "
+              f"{sum('tcgen05' in l for l in ptx.splitlines())} / "
+              f"{sum('wgmma' in l for l in ptx.splitlines())} / "
+              f"{sum(l.strip().startswith('mma.') for l in ptx.splitlines())}")
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
+    if "--arch" in sys.argv:
+        i = sys.argv.index("--arch")
+        TARGET = GPUTarget("cuda", int(sys.argv[i + 1]), 32)
+        del sys.argv[i:i + 2]
     sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "tests/data/ptx/triton")))

@@ -80,7 +80,7 @@ def test_missing_register_is_named(engine):
 @pytest.mark.parametrize("bad,why", [
     (np.zeros(33, np.uint32), "multiple of 32"),
     (np.zeros((2, 32), np.uint32), "1-D"),
-    (np.zeros(64, np.float64), "dtype"),
+    (np.zeros(64, np.complex64), "dtype"),
     (np.full(32, -1, np.int64), "outside"),
 ])
 def test_register_shape_and_dtype_errors(engine, bad, why):

@@ -164,7 +164,8 @@ LANES = 32
 class RegisterFile:
     """Read-only view of the caller's registers, validated once: every array has the same
     shape (32*W,), holds uint32 bits (uint64 / float64 arrays: 64-bit registers, kept as uint64,
-    e.g. the .f64 operands of mma), and a missing name is an OperandError naming it."""
+    e.g. the .f64 operands of mma; other integer arrays must fit 32 bits), and a missing name
+    is an OperandError naming it."""
 
     def __init__(self, registers: Mapping[str, object], warps: int | None, where: str):
         self.where = where
@@ -192,7 +193,7 @@ class RegisterFile:
             return arr
         if arr.dtype == np.int32 or arr.dtype == np.float32:
             return arr.view(np.uint32)
-        if arr.dtype == np.int64 or arr.dtype == np.float64:
+        if arr.dtype == np.float64:
             return arr.view(np.uint64)
         if np.issubdtype(arr.dtype, np.integer):
             if arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
@@ -200,7 +201,7 @@ class RegisterFile:
                                    "register bits")
             return arr.astype(np.uint32)
         raise OperandError(f"register {name}: dtype {arr.dtype} is not raw register bits "
-                           "(use uint32, int32 or float32)")
+                           "(use uint32, int32 or float32; uint64 or float64 for 64-bit registers)")
 
     def subset(self, warp_mask: np.ndarray) -> "RegisterFile":
         """The registers of the warps where `warp_mask` (W,) is true."""

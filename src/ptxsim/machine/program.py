@@ -72,14 +72,26 @@ class Program:
         call_params: dict[str, int] = {}
         rename = [None]
 
-        def walk(block: Block, chain: tuple[int, ...]):
+        def walk(block: Block, chain: tuple[int, ...], scoped=()):
             bid = counter[0]
             counter[0] += 1
+            if chain:
+                # registers declared in a nested { } block are local to it (PTX ISA 5.1.1,
+                # "scope"; ptxas accepts the same name with another type in a sibling block,
+                # and Triton's inline-asm upcasts rely on it): renamed 'b<id>::name' inside it
+                local = [rename[0](d) if rename[0] is not None else d
+                         for d in block.statements if isinstance(d, RegDecl)]
+                if local:
+                    scoped = (_renamer(f"b{bid}", lambda n, L=local: any(d.declares(n)
+                                                                        for d in L)),) + scoped
             chain = chain + (bid,)
             labels = block_labels.setdefault(bid, {})
             for s in block.statements:
                 if rename[0] is not None and isinstance(s, (Instruction, RegDecl, Variable)):
                     s = rename[0](s)
+                if scoped and isinstance(s, (Instruction, RegDecl)):
+                    for r in scoped:                   # innermost first: it shadows the rest
+                        s = r(s)
                 if isinstance(s, Variable) and s.space == ".param":
                     call_params[s.name] = _param_bytes(s)
                     continue
@@ -90,7 +102,7 @@ class Program:
                     labels[s.name] = len(insts)
                     last_label[0] = s.name
                 elif isinstance(s, Block):
-                    walk(s, chain)
+                    walk(s, chain, scoped)
                 elif isinstance(s, RegDecl):
                     decls.append(s)
                 elif isinstance(s, Variable):
