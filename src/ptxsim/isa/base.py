@@ -127,13 +127,14 @@ def _with_fast_path(fn):
 
 
 @functools.lru_cache(maxsize=4096)
-def semantics(opcode: str):
+def semantics(opcode: str, ptx_9_2: bool = False):
     """A callable taking the instruction's source operands in PTX order (a carry-in CC.CF last
-    for addc/subc/madc; `active=` for the warp collectives) and returning its result(s)."""
-    return _with_fast_path(_semantics(opcode))
+    for addc/subc/madc; `active=` for the warp collectives) and returning its result(s).
+    ptx_9_2: the module's .version / .target admit the PTX ISA 9.2 cvt forms (convert.cvt_x2)."""
+    return _with_fast_path(_semantics(opcode, ptx_9_2))
 
 
-def _semantics(opcode: str):
+def _semantics(opcode: str, ptx_9_2: bool = False):
     op, types, rnd, flags = _split(opcode)
     P = functools.partial
     if op in ("add", "sub"):
@@ -314,7 +315,7 @@ def _semantics(opcode: str):
         return P(floating.testp, op=_one(sorted(f), "test", opcode),
                  type=_one(types, "type", opcode))
     if op == "cvt":
-        return _cvt(opcode, types, rnd, flags)
+        return _cvt(opcode, types, rnd, flags, ptx_9_2)
     if op in ("shfl", "vote", "match", "redux", "elect", "activemask"):
         return _warp(opcode, op, types, flags)
     raise illegal(opcode, f"'{op}' is not a base instruction ptxsim implements")
@@ -369,7 +370,7 @@ def _cvt_relaxed(fn, dtype, atype):
     return run
 
 
-def _cvt(opcode, types, rnd, flags):
+def _cvt(opcode, types, rnd, flags, ptx_9_2=False):
     if "pack" in flags:
         _take(flags, {"pack", "sat"}, opcode)
         if "sat" not in flags:
@@ -383,8 +384,9 @@ def _cvt(opcode, types, rnd, flags):
     if dtype in packed or atype in packed:
         if "ftz" in f or "sat" in f:
             raise illegal(opcode, ".ftz/.sat are not defined for the packed conversions")
+        kw = dict(ptx_9_2=True) if ptx_9_2 else {}
         return functools.partial(convert.cvt_x2, dtype=dtype, atype=atype, rnd=rnd,
-                                 relu="relu" in f, satfinite="satfinite" in f)
+                                 relu="relu" in f, satfinite="satfinite" in f, **kw)
     return _cvt_relaxed(functools.partial(convert.cvt, dtype=dtype, atype=atype, rnd=rnd,
                                           ftz="ftz" in f, sat="sat" in f, relu="relu" in f,
                                           satfinite="satfinite" in f), dtype, atype)

@@ -256,7 +256,7 @@ X2_HALF = {"f16x2": ("f16", 16), "bf16x2": ("bf16", 16)}
 
 
 def cvt_x2(a, b=None, *, dtype: str, atype: str, rnd: str, relu: bool = False,
-           satfinite: bool = False) -> np.ndarray:
+           satfinite: bool = False, ptx_9_2: bool = False) -> np.ndarray:
     """The packed conversions; the value from a (or from the upper part of a packed a) lands in
     the upper part of d (9.7.9.21 semantics):
 
@@ -268,6 +268,10 @@ def cvt_x2(a, b=None, *, dtype: str, atype: str, rnd: str, relu: bool = False,
     - `cvt.{rz,rp}{.satfinite}.ue8m0x2.bf16x2 d, a`                         -> uint16
     - `cvt.rn{.relu}.{f16x2,bf16x2}.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2} d, a` -> uint32
     - `cvt.rn.bf16x2.ue8m0x2 d, a`                                          -> uint32
+
+    ptx_9_2: the module is PTX ISA 9.2 or newer for an sm_100a / sm_100f-or-newer target, which
+    adds `cvt.rn{.relu}.bf16x2.{e4m3x2,...,e2m1x2}` (ptxas 13.5; ptxas 13.0 and older versions
+    refuse them).
     """
     if dtype in X2_HALF and atype == "f32":
         fmt, w = X2_HALF[dtype]
@@ -308,8 +312,11 @@ def cvt_x2(a, b=None, *, dtype: str, atype: str, rnd: str, relu: bool = False,
         check_choice("cvt", "rounding", rnd, ("rn",))
         if fmt == "ue8m0" and dtype != "bf16x2":
             raise illegal("cvt", f"cvt.{dtype}.{atype} does not exist")
-        # .bf16x2 from the 8/6/4-bit float pairs: the PTX ISA 9.2 forms Triton 3.9 emits for
-        # sm_120a dot_scaled (tests/machine/test_exec_triton_sm90_sm120.py); exact widening
+        if fmt != "ue8m0" and dtype == "bf16x2" and not ptx_9_2:
+            # the PTX ISA 9.2 forms (Triton 3.9 emits them for sm_120a dot_scaled,
+            # tests/machine/test_exec_triton_sm90_sm120.py); exact widening as to .f16x2
+            raise illegal("cvt", f"cvt.{dtype}.{atype} needs PTX ISA 9.2 and an sm_100a / "
+                          "sm_100f-or-newer target")
         if satfinite or (relu and fmt == "ue8m0"):
             raise illegal("cvt", f"modifier not defined for cvt.{dtype}.{atype}")
         u = bits(a, 2 * w if w == 4 else 16, "a")
@@ -501,7 +508,7 @@ def _fast_cvt(dtype, atype, rnd=None, ftz=False, sat=False, relu=False, satfinit
     return None
 
 
-def _fast_cvt_x2(dtype, atype, rnd, relu=False, satfinite=False):
+def _fast_cvt_x2(dtype, atype, rnd, relu=False, satfinite=False, ptx_9_2=False):
     """cvt.rn.{f16x2,bf16x2}.f32 d, a, b: a in the upper half."""
     if atype != "f32" or rnd != "rn" or relu or satfinite or dtype not in ("f16x2", "bf16x2"):
         return None

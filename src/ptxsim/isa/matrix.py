@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptxsim.errors import PtxValidationError, UndefinedBehavior, UnsupportedFeature
+from ptxsim.isa.registry import register
 from ptxsim.isa.targets import AtLeast, Req, parse_target, parse_version
 
 LANES = 32
@@ -178,9 +179,4 @@ def execute_movmatrix(instruction, regs, target: str) -> dict[str, np.ndarray]:
     return {d.name: out.reshape(-1)}
 
 
-def _register():
-    from ptxsim.isa.registry import register
-    register("movmatrix", execute_movmatrix, guard="warp")
-
-
-_register()
+register("movmatrix", execute_movmatrix, guard="warp")

@@ -19,7 +19,6 @@ from ptxsim.errors import (IllegalInstructionError, OperandError, PtxValidationE
 from ptxsim.isa import mma_common
 from ptxsim.isa import mma_fragments as frag
 from ptxsim.isa.mma_common import Note
-from ptxsim.isa.registry import register
 from ptxsim.isa.targets import Arch, AtLeast, Family, Req, parse_version
 from ptxsim.isa.targets import parse_target as _parse_target
 
@@ -528,12 +527,3 @@ def execute_mma_sp(instruction, regs, target: str) -> dict[str, np.ndarray]:
     d = mma_sp(form, stack(a_names), stack(b_names), stack(c_names),
                regs.read(e_name).reshape(-1, frag.LANES), selector, target=target, scale=scale)
     return {name: d[i].reshape(-1) for i, name in enumerate(d_names)}
-
-
-@register("mma")
-def execute_mma(instruction, regs, target: str) -> dict[str, np.ndarray]:
-    """Registry handler for opcode 'mma': the sparse forms here, the dense ones in isa.mma_sync."""
-    if not any(q in BOTH for q in instruction.qualifiers):
-        from ptxsim.isa.mma_sync import execute_mma_sync
-        return execute_mma_sync(instruction, regs, target)
-    return execute_mma_sp(instruction, regs, target)

@@ -22,8 +22,12 @@ import numpy as np
 from ptxsim.errors import OperandError, PtxValidationError, UnsupportedFeature
 from ptxsim.isa import mma_common
 from ptxsim.isa import mma_fragments as frag
+from ptxsim.isa import mma_sp
+from ptxsim.isa.floating import F64_DEFAULT_NAN, F64_QUIET, fma_f64
 from ptxsim.isa.mma_common import Note
+from ptxsim.isa.registry import register
 from ptxsim.isa.targets import Arch, AtLeast, Family, Req, parse_target, parse_version
+from ptxsim.numerics import mma_batch
 
 S = "9.7.14.5.14"
 
@@ -367,16 +371,14 @@ def mma_sync(form: MmaForm, a: np.ndarray, b: np.ndarray, c: np.ndarray, *,
         raise UnsupportedFeature(f"{form.text}: ptxas assembles .kind::mxf8f6f4 without "
                                  ".block_scale, but the PTX ISA gives it no semantics")
     else:
-        from ptxsim.numerics import mma_batch
         kw = dict(arch=arch_profile(cc), kind=NUMERICS_KIND[fam], atype=form.atype,
                   btype=form.btype, ctype=form.ctype, dtype=form.dtype)
         if form.satfinite:
             kw["satfinite"] = True
         if form.block_scale:
-            from ptxsim.isa.mma_sp import scale_matrices
             if scale is None:
                 raise OperandError(f"{form.text} needs scale-a-data / scale-b-data")
-            sa, sb = scale_matrices(form, *scale)               # (W,16,n), (W,n,8)
+            sa, sb = mma_sp.scale_matrices(form, *scale)        # (W,16,n), (W,n,8)
             kw.update(scale_a=sa, scale_b=sb, scale_type=form.stype,
                       block=form.k // form.scale_count)
         D = mma_batch(A, B, C, **kw)
@@ -390,7 +392,6 @@ def dmma(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
     among B[k, n], the running D, A[m, k] -- in that order, quiet or signalling alike (unlike the
     scalar f64 rule, which prefers a quiet NaN) -- with its quiet bit set; an invalid operation
     on non-NaN operands gives 0xFFF8000000000000."""
-    from ptxsim.isa.floating import F64_DEFAULT_NAN, F64_QUIET, fma_f64
     T, M, K = A.shape
     N = B.shape[2]
     d = np.asarray(C, np.uint64).copy()
@@ -474,7 +475,6 @@ def _names(operand, what: str) -> list[str]:
 
 def execute_mma_sync(instruction, regs, target: str) -> dict[str, np.ndarray]:
     """Handler of a dense `mma`: reads d/a/b/c (and the block-scale operands) from `regs`."""
-    from ptxsim.isa.mma_sp import _uniform
     form = form_of(instruction)
     ops = instruction.operands
     nops = 8 if form.block_scale else 4
@@ -496,11 +496,20 @@ def execute_mma_sync(instruction, regs, target: str) -> dict[str, np.ndarray]:
             if els is None or len(els) != 2:
                 raise OperandError(f"mma scale selector for {what} must be {{byte-id-{what}, "
                                    f"thread-id-{what}}}, got '{op}'")
-            sel += [_uniform(regs, els[0], f"byte-id-{what}"),
-                    _uniform(regs, els[1], f"thread-id-{what}")]
+            sel += [mma_sp._uniform(regs, els[0], f"byte-id-{what}"),
+                    mma_sp._uniform(regs, els[1], f"thread-id-{what}")]
         sa = regs.read(ops[4].name).reshape(-1, frag.LANES)
         sb = regs.read(ops[6].name).reshape(-1, frag.LANES)
         scale = (sa, sb, *sel)
     d = mma_sync(form, stack(names[1]), stack(names[2]), stack(names[3]), target=target,
                  scale=scale)
     return {name: d[i].reshape(-1) for i, name in enumerate(names[0])}
+
+
+@register("mma")
+def execute_mma(instruction, regs, target: str) -> dict[str, np.ndarray]:
+    """Registry handler for opcode 'mma': the dense forms here, .sp / .sp::ordered_metadata in
+    isa.mma_sp."""
+    if any(q in mma_sp.BOTH for q in instruction.qualifiers):
+        return mma_sp.execute_mma_sp(instruction, regs, target)
+    return execute_mma_sync(instruction, regs, target)

@@ -23,8 +23,12 @@ import numpy as np
 
 from ptxsim.errors import OperandError, PtxValidationError
 from ptxsim.isa import mma_fragments as frag
+from ptxsim.isa import smem_layout
+from ptxsim.isa.mma_sp import MmaSpForm, dense_columns
+from ptxsim.isa.mma_sync import popc_mma
 from ptxsim.isa.descriptors import SmemDescriptor
 from ptxsim.isa.targets import Arch, Req, parse_target, parse_version
+from ptxsim.numerics import mma_batch, mma_sparse
 
 S = "9.7.15.5.2"
 THREADS = 128
@@ -249,7 +253,6 @@ def smem_operand(smem: np.ndarray, desc: int, fmt_type: str, rows: int, cols: in
                  major: str) -> np.ndarray:
     """(rows, cols) element bits of an operand in `smem` (uint8, indexed by shared address);
     .b1 operands come back as bits, (rows, cols) with cols counted in bits."""
-    from ptxsim.isa import smem_layout
     d = descriptor(desc)
     if fmt_type == "b1":
         by = smem_layout.smem_to_matrix(smem, d, "e4m3", rows, cols // 8, major)
@@ -268,7 +271,6 @@ def wgmma(form: WgmmaForm, d: np.ndarray, *, a=None, a_desc=None, b_desc=None, s
     a_desc: (G,) descriptors; b_desc (G,); smem: (G, bytes) uint8, each warpgroup's CTA shared
     memory indexed by shared address. scale_d: bool or (G,) bools. meta: (G, 128) metadata
     registers (sparse). Returns the new D registers."""
-    from ptxsim.numerics import mma_batch, mma_sparse
     row = form.legal
     d = np.asarray(d, np.uint32)
     g = d.shape[1]
@@ -295,7 +297,6 @@ def wgmma(form: WgmmaForm, d: np.ndarray, *, a=None, a_desc=None, b_desc=None, s
     sd = np.broadcast_to(np.asarray(scale_d, bool), (g,))
     C = np.where(sd[:, None, None], C, np.uint32(0))
     if form.atype == "b1":
-        from ptxsim.isa.mma_sync import popc_mma
         return pack_d(form, popc_mma(A, B, C, "and"))
     kw = dict(arch="sm_90", kind=NUMERICS_KIND[form.atype], atype=form.atype, btype=form.btype,
               ctype=form.dtype, dtype=form.dtype)
@@ -304,7 +305,6 @@ def wgmma(form: WgmmaForm, d: np.ndarray, *, a=None, a_desc=None, b_desc=None, s
     if not form.sparse:
         return pack_d(form, mma_batch(A, B, C, **kw))
     # sparse: per warp, the mma.sp metadata layout of its 16 rows (mma_fragments.metadata_layout)
-    from ptxsim.isa.mma_sp import MmaSpForm, dense_columns
     sp = MmaSpForm(k=form.k, dtype="f32", atype=form.atype, btype=form.atype, ctype="f32")
     e = np.asarray(meta, np.uint32).reshape(g * 4, 32)
     idx = sp.metadata.unpack(e, selector)                                   # (G*4, 16, units)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim.errors import TargetError
 from ptxsim.isa import base as isa_base
+from ptxsim.isa.targets import parse_target, parse_version
 from ptxsim.isa import video
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.handlers.common import UINT, type_of, width_of
@@ -44,9 +46,21 @@ def _kernel_dtypes(mnemonic: str, fn):
     return _KERNEL_DTYPES[mnemonic]
 
 
+def _ptx_9_2(launch) -> bool:
+    """The module admits the PTX ISA 9.2 forms: .version >= 9.2 and an sm_100a / sm_100f-or-newer
+    target (isa.convert.cvt_x2)."""
+    v, t = getattr(launch, "ptx_version", None), getattr(launch, "target", None)
+    try:
+        tt = parse_target(t)
+        return v is not None and parse_version(v) >= (9, 2) and tt.sm >= 100 and \
+            tt.suffix in ("a", "f")
+    except TargetError:        # an unparsable .version / target: the checks elsewhere name it
+        return False
+
+
 def _base(wave, inst):
     """Every base arithmetic / logic / compare / convert instruction (ptxsim.isa.base)."""
-    fn = isa_base.semantics(inst.mnemonic)
+    fn = isa_base.semantics(inst.mnemonic, _ptx_9_2(wave.launch) if inst.opcode == "cvt" else False)
     ops = inst.operands
     dst, srcs = ops[0], ops[1:]
     types = inst.types
