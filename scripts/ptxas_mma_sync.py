@@ -153,6 +153,7 @@ def text(f, names=None):
 
 HEAD = ".version {v}\n.target {t}\n.address_size 64\n"
 BODY = (".visible .entry k{i}()\n{{\n.reg .b32 %r<220>;\n.reg .b64 %rd<200>;\n.reg .b16 %rs<8>;\n"
+        ".reg .pred %p<4>;\n"
         "{inst}\nret;\n}}\n")
 _ERR = re.compile(r"line (\d+); error\s*:\s*(.*)")
 

@@ -65,6 +65,7 @@ LEGAL = (
 TARGET = Req(Arch("sm_90a"))
 SINCE = (8, 0)
 SPARSE_SINCE = (8, 2)
+MIXED_INT_SINCE = (8, 4)      # .s8 x .u8 / .u8 x .s8 (ptxas 13.5; the text says 8.0)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,8 @@ class WgmmaForm:
                                      "Target ISA Notes)")
         if ptx_version is not None:
             since = SPARSE_SINCE if self.sparse else SINCE
+            if self.atype in ("s8", "u8") and self.atype != self.btype:
+                since = max(since, MIXED_INT_SINCE)
             if parse_version(ptx_version) < since:
                 raise PtxValidationError(f"{self.text} requires PTX ISA {since[0]}.{since[1]}")
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from ptxsim.errors import PtxValidationError
 from ptxsim.ptx.instruction import (Address, Group, Instruction, Label, Register, SourceLoc,
                                     SpecialRegister, Vector)
-from ptxsim.ptx.legality import mma_sp, stack_misc, tcgen05, video
+from ptxsim.ptx.legality import matrix, mma_sp, stack_misc, tcgen05, video
 from ptxsim.ptx.legality.common import Check, Context, Diagnostic
 from ptxsim.ptx.module import Block, Function, Module, RegisterTable
 from ptxsim.ptx.targets import (LATEST_PTX, RENAMED, TARGET_MIN_PTX, compatible, parse_target,
                                 parse_version, vstr)
 
-RULES = {**tcgen05.RULES, **mma_sp.RULES, **video.RULES, **stack_misc.RULES}
+RULES = {**tcgen05.RULES, **mma_sp.RULES, **video.RULES, **stack_misc.RULES, **matrix.RULES}
 __all__ = ["validate", "Diagnostic", "RULES", "errors_of"]
 
 

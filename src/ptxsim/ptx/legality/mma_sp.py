@@ -6,6 +6,7 @@ from __future__ import annotations
 from ptxsim.isa import mma_sp as isa
 from ptxsim.isa.mma_sp import REQUIREMENTS
 from ptxsim.ptx.legality.common import Check, Slot
+from ptxsim.ptx.legality.matrix import dense_mma
 
 S = "9.7.14.6.3"
 
@@ -58,7 +59,8 @@ def _row(shape: str, kind, d: str, a: str, b: str, cc: str):
 
 def mma(c: Check) -> None:
     if not (c.i.get(".sp") or c.i.get(".sp::ordered_metadata")):
-        return                          # dense mma: generic (outside this project's spec texts)
+        dense_mma(c)                    # isa.mma_sync's table (9.7.14.5.14)
+        return
     c.name = "mma.sp"
     types = [q for q in c.i.qualifiers if q in TYPES]
     rest = [q for q in c.i.qualifiers if q not in TYPES]
