@@ -2,7 +2,9 @@
 comes back.
 
     python hardware/matrix/stage.py build STAGE          # here: kernels, cubins, inputs, manifest
-    # device (carry STAGE): python3 STAGE/runner.py run STAGE $OUT; cuobjdump -sass STAGE/*.cubin
+    # device (carry STAGE): python3 STAGE/runner.py run STAGE $OUT, then the SASS:
+    #   for c in STAGE/*.cubin; do echo "== $(basename $c)"; cuobjdump -sass $c |
+    #     grep -E "Function|MMA|FFMA|FADD|FMUL|HADD|HFMA|F2FP|DFMA"; done | gzip > $OUT/sass.txt.gz
     python hardware/matrix/stage.py pack STAGE DEVICE_OUT   # -> tests/data/hardware/{mma_sync,wgmma,matrix}/
 
 Families: hardware/mma_sync/sweep.py (every sm_90a dense mma.sync form), hardware/wgmma/build.py,
@@ -106,10 +108,48 @@ def build(stage: Path) -> None:
                                                 for f in FAMILIES))
 
 
+def sass_summary(stage: Path, dev: Path) -> str:
+    """From the device's SASS: the arithmetic lines of every sm_90a m8n8k4 / fp8 / f64 kernel,
+    and per other target the opcode counts of each expanded form (what each model follows)."""
+    import collections
+    import gzip
+    txt = gzip.decompress((dev / "sass.txt.gz").read_bytes()).decode()
+    secs = re.split(r"^== (\S+)\n", txt, flags=re.M)
+    man = json.loads((stage / "manifest.json").read_text())
+    inst = {it["name"]: it["instruction"].split(" ")[0] for it in man["items"]}
+    keep = re.compile(r"\b(HMMA|DMMA|QMMA|FFMA|FADD|FMUL|HADD2|F2FP|DFMA)[.A-Z0-9_]*")
+    out = ["# SASS (cuobjdump 13.0 on the H200 machine) of the expanded mma.sync forms",
+           "# made by hardware/matrix/stage.py pack from the capture run; see hardware/mma_sync",
+           "# (the 2026-11-28 run filtered the SASS on the device without QMMA: an sm_89 /",
+           "# sm_120a fp8 form listed with no opcode has no F2FP conversion and no HMMA, i.e. it",
+           "# runs natively)"]
+    for name, body in zip(secs[1::2], secs[2::2]):
+        funcs = re.split(r"Function : (\S+)\n", body)
+        if name == "mma_sync.cubin":
+            for fn, fb in zip(funcs[1::2], funcs[2::2]):
+                text = inst.get(fn, fn)
+                if not any(k in text for k in ("m8n8k4", "e4m3", "e5m2", "f64")):
+                    continue
+                out.append(f"== sm_90a {text}")
+                for line in fb.splitlines():
+                    code = re.sub(r"/\*[^*]*\*/", "", line).strip()
+                    if keep.search(code):
+                        out.append("   " + code)
+        elif name.startswith("expanded_"):
+            arch = name[len("expanded_"):-len(".cubin")]
+            forms = json.loads((stage / f"expanded_{arch}.json").read_text())
+            for fn, fb in zip(funcs[1::2], funcs[2::2]):
+                ops = collections.Counter(m.group(0) for m in keep.finditer(fb))
+                out.append(f"== {arch} {forms[int(fn[1:])]}: " +
+                           ", ".join(f"{k} x{v}" for k, v in sorted(ops.items())))
+    return "\n".join(out) + "\n"
+
+
 def pack(stage: Path, dev: Path) -> None:
     data = ROOT / "tests" / "data" / "hardware"
     for fam, path in FAMILIES.items():
         (data / fam).mkdir(parents=True, exist_ok=True)
+    (data / "mma_sync" / "mma_sync_sweep_sass.txt").write_text(sass_summary(stage, dev))
     _load(FAMILIES["mma_sync"], "s").pack(stage, dev, data / "mma_sync" / "mma_sync_sweep_sm90.npz")
     _load(FAMILIES["wgmma"], "w").pack(stage, dev, data / "wgmma" / "wgmma_sm90.npz")
     _load(FAMILIES["matrix"], "m").pack(stage, dev, data / "matrix" / "matrix_sm90.npz")

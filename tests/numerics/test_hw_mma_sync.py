@@ -156,8 +156,9 @@ def test_m8n8k4_is_ffma_software(i):
     is exact in f32, so an FFMA is a rounded f32 add of the exact product):
       .f32 D (C .f32 or .f16, the mixed form): S = (((a0 b0 + 0) + a1 b1) + a2 b2) + a3 b3,
           D = f32(C) + S;
-      .f16 D: D = f16((f32(C) + (a2 b2 + a3 b3)) + (a0 b0 + a1 b1)) (FMUL/FFMA pairs, two FADDs,
-          F2FP.F16.F32 round to nearest)."""
+      .f16 D: D = f16((f32(C) + (a0 b0 + a1 b1)) + (a2 b2 + a3 b3)) (FMUL/FFMA pairs, two FADDs,
+          F2FP.F16.F32 round to nearest). This capture cannot tell the pair order: both orders
+          give its bits; the 2026-11-28 sweep (tests/isa/test_mma_sync_hw.py) settles it."""
     f = FORMS[i]
     regs = registers(i)
     st = lambda p, n: np.stack([regs[f"%{p}{q}"].reshape(W, 32) for q in range(n)])
@@ -179,7 +180,7 @@ def test_m8n8k4_is_ffma_software(i):
             want = d.view(np.uint32).copy()
             want[np.isnan(d)] = 0x7FFFFFFF
         else:
-            d = ((C + (p[2] + p[3])) + (p[0] + p[1])).astype(np.float16)
+            d = ((C + (p[0] + p[1])) + (p[2] + p[3])).astype(np.float16)
             want = d.view(np.uint16).astype(np.uint32)
             want[np.isnan(d)] = 0x7FFF
     out = Z["outputs"][i][:f["d_regs"]].reshape(f["d_regs"], W, 32)
