@@ -112,13 +112,14 @@ def _with_state(handler, opcode: str, state, warps: int):
     return bound
 
 
-def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str = "sm_100a",
+def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | None = None,
            dynamic_shared: int = 0, **options):
     """Run kernel `kernel` of a PTX module (text or parsed) over `grid` x `block` threads
     (`cluster`: CTAs per cluster, default the kernel's .reqnctapercluster or 1). `args` follow the
     kernel's parameters: numpy arrays / CPU torch tensors (global buffers; results land in them),
     scalars, `ptxsim.machine.tensormap.TensorMap` for CUtensorMap parameters. Options:
-    `step_limit`, `progress` (a rich progress bar), `max_resident_ctas`. Returns the finished
+    `step_limit`, `progress` (a rich progress bar), `max_resident_ctas`. `target` defaults to the
+    module's .target (else sm_100a). Returns the finished
     launch (`.steps`). Raises DeadlockError when every live warp waits forever."""
     from ptxsim.machine.executor import launch as _launch
     return _launch(ptx, kernel, grid, block, cluster, args, target, dynamic_shared, **options)

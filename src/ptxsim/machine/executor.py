@@ -650,7 +650,7 @@ class Launch:
     """One kernel launch: program, geometry, global memory, parameter image, symbols."""
 
     def __init__(self, ptx, kernel: str, grid, block, cluster=None, args=(), *,
-                 target: str = "sm_100a", dynamic_shared: int = 0, step_limit: int = 50_000_000,
+                 target: str | None = None, dynamic_shared: int = 0, step_limit: int = 50_000_000,
                  progress: bool = False, max_resident_ctas: int | None = None,
                  gmem: GlobalMemory | None = None, module_globals: dict | None = None,
                  const_image: bytes | None = None, param_image: bytes | None = None,
@@ -663,7 +663,10 @@ class Launch:
         self.module = module
         self.program = Program.build(module, kernel)
         # what the handlers' isa checks receive (wave.launch.target / .ptx_version): the target
-        # the kernel runs on and the module's `.version` (None: unchecked, the newest ISA)
+        # the kernel runs on (default: the module's .target, else sm_100a) and the module's
+        # `.version` (None: unchecked, the newest ISA)
+        if target is None:
+            target = module.target or "sm_100a"
         self.target = target
         self.ptx_version = module.version
         fn = self.program.function
@@ -877,13 +880,14 @@ def _progress(total: int):
     return p, lambda n, steps: p.update(task, completed=n, steps=steps)
 
 
-def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str = "sm_100a",
+def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | None = None,
            dynamic_shared: int = 0, *, step_limit: int = 50_000_000, progress: bool = False,
            max_resident_ctas: int | None = None) -> Launch:
     """Run `kernel` of the PTX module `ptx` (text or parsed Module) over `grid` x `block`
     (x `cluster`) threads. `args` in the order of the kernel's parameters: numpy arrays / CPU
     torch tensors (global buffers, results land in them), Python / numpy scalars, `TensorMap`s
-    for CUtensorMap parameters. Returns the finished `Launch` (its `.steps`, `.gmem`)."""
+    for CUtensorMap parameters. `target`: the GPU it runs on (default: the module's .target,
+    else sm_100a). Returns the finished `Launch` (its `.steps`, `.gmem`)."""
     return Launch(ptx, kernel, grid, block, cluster, args, target=target,
                   dynamic_shared=dynamic_shared, step_limit=step_limit, progress=progress,
                   max_resident_ctas=max_resident_ctas).run()
