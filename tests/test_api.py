@@ -159,3 +159,14 @@ def test_execute_parses_text_with_the_front_end(engine):
     assert np.array_equal(d.view(np.int32), expect)
     with pytest.raises(OperandError, match="%a0"):
         ptxsim.execute(INT_TEXT, {k: v for k, v in regs.items() if k != "%a0"})
+
+
+def test_f64_mma_takes_64_bit_registers():
+    # m16n8k4 .f64 through ptxsim.execute with float64 arrays: A all 1, B all 2, C all 0.5 ->
+    # every D = 0.5 + 4 * 2 (hand derivation; uniform operands need no layout)
+    text = ("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%d0, %d1, %d2, %d3}, {%a0, %a1}, "
+            "{%b0}, {%c0, %c1, %c2, %c3};")
+    regs = {f"%a{i}": np.full(32, 1.0) for i in range(2)} | {"%b0": np.full(32, 2.0)}
+    regs |= {f"%c{i}": np.full(32, 0.5) for i in range(4)}
+    out = ptxsim.execute(mini_parse(text), regs, target="sm_90a")
+    assert all((out[f"%d{i}"].view(np.float64) == 8.5).all() for i in range(4))
