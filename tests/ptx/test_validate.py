@@ -113,8 +113,18 @@ CASES = [
     ("trap", OK),
     # base instructions are accepted as parsed
     ("ld.global.v4.b32 {r0, r1, r2, r3}, [p+16]", OK),
-    ("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {f0}, a, b, p, 1, 1, 0, 1", OK),
+    # wgmma (isa.wgmma's table, docs/mma-sync.md): sm_90a only, 64 D registers for N = 128
+    ("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {f0}, a, b, p, 1, 1, 0, 1",
+     "requires sm_90a"),
 ]
+
+
+def test_wgmma_on_its_target():
+    d = "{" + ", ".join(f"f{i}" for i in range(64)) + "}"
+    ok = f"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d}, a, b, p, 1, 1, 0, 1"
+    assert errors_of(check(ok, target="sm_90a", version="8.0")) == []
+    short = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {f0}, a, b, p, 1, 1, 0, 1"
+    assert any("64 registers" in e.message for e in errors_of(check(short, "sm_90a", "8.0")))
 
 
 @pytest.mark.parametrize("text, expect", CASES)
