@@ -92,3 +92,12 @@ def test_wgmma_warpgroup_rules(setup, guard, why):
     with pytest.raises(UndefinedBehavior, match=why):
         launch(src, "k", 1, 128, args=[np.zeros(4, np.uint32)], target="sm_90a",
                dynamic_shared=4096)
+
+
+def test_wgmma_accumulator_read_before_its_wait_is_not_checked():
+    """docs/STATUS.md 'Not checked at run time': wgmma.mma_async is performed at issue, so a
+    program that reads D before wgmma.wait_group (a race on the GPU) runs without a report."""
+    src = WG.format(setup="", guard="").replace(
+        "  wgmma.commit_group.sync.aligned;",
+        "  mov.f32 %d3, %d0;\n  wgmma.commit_group.sync.aligned;")
+    launch(src, "k", 1, 128, args=[np.zeros(4, np.uint32)], target="sm_90a", dynamic_shared=4096)
