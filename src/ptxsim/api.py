@@ -113,13 +113,25 @@ def _with_state(handler, opcode: str, state, warps: int):
 
 
 def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | None = None,
-           dynamic_shared: int = 0, **options):
+           dynamic_shared: int = 0, *, workers=None, **options):
     """Run kernel `kernel` of a PTX module (text or parsed) over `grid` x `block` threads
     (`cluster`: CTAs per cluster, default the kernel's .reqnctapercluster or 1). `args` follow the
     kernel's parameters: numpy arrays / CPU torch tensors (global buffers; results land in them),
     scalars, `ptxsim.machine.tensormap.TensorMap` for CUtensorMap parameters. Options:
     `step_limit`, `progress` (a rich progress bar), `max_resident_ctas`. `target` defaults to the
     module's .target (else sm_100a). Returns the finished
-    launch (`.steps`). Raises DeadlockError when every live warp waits forever."""
+    launch (`.steps`). Raises DeadlockError when every live warp waits forever.
+
+    `workers`: split the grid's waves across N processes on this machine (`workers=N`, or True
+    for one per core) or a Ray cluster (`workers="ray"`, `"ray:ADDRESS"`, or the `ray` module);
+    the result is the one-process result or a named MergeConflict (option
+    `allow_order_dependent`). docs/distributed.md, `ptxsim.distributed.launch`."""
+    if workers is not None and workers is not False and not (
+            isinstance(workers, int) and not isinstance(workers, bool) and workers == 1):
+        from ptxsim.distributed.launch import launch as _distributed
+        return _distributed(ptx, kernel, grid, block, cluster, args, target, dynamic_shared,
+                            workers=workers, **options)
+    options.pop("allow_order_dependent", None)      # no merge in one process
+    options.pop("new_session", None)
     from ptxsim.machine.executor import launch as _launch
     return _launch(ptx, kernel, grid, block, cluster, args, target, dynamic_shared, **options)

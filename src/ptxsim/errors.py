@@ -247,3 +247,32 @@ class CudaError(PtxsimError):
     def __init__(self, result: str, code: int, call: str, why: str, finding=None):
         self.result, self.code, self.call, self.why, self.finding = result, code, call, why, finding
         super().__init__(f"{call}: {result}: {why}")
+
+
+# --- scale-out (src/ptxsim/distributed) -------------------------------------------------------
+class MergeConflict(ExecutionError):
+    """A launch split across workers (ptxsim.distributed) whose parts cannot be merged into the
+    one-process result: two workers wrote one global byte with different values, or one global
+    address was the target of atomics in one worker and written or atomically updated in
+    another. Names the buffer, the offset and the two workers' waves."""
+
+    def __init__(self, why: str, buffer: str | None = None, offset: int | None = None,
+                 address: int | None = None, workers: tuple | None = None):
+        self.why, self.buffer, self.offset = why, buffer, offset
+        self.address, self.workers = address, workers
+        super().__init__(why)
+
+
+class WorkerError(ExecutionError):
+    """A worker process of a distributed launch or farm ended without a result (killed,
+    crashed, or its result could not be sent back)."""
+
+
+class FarmSpecError(OperandError):
+    """A farm specification (JSON / TOML file or dict) that cannot be turned into launches:
+    names the file, the entry and the key."""
+
+
+class OneWorkerWarning(PtxsimError, UserWarning):
+    """A launch asked for several workers runs in one: its kernel uses clusterlaunchcontrol or
+    reads %clock / %globaltimer, whose values depend on every earlier wave (ptxsim.distributed)."""

@@ -723,13 +723,21 @@ class Launch:
                 out[i * esz:(i + 1) * esz] = np.array(x, fmt).tobytes()
         return bytes(out)
 
-    def run(self) -> "Launch":
+    def wave_plan(self) -> list[np.ndarray]:
+        """The launch's waves in order: arrays of CTA linear ids (whole clusters). The default
+        wave holds at most one CTA per B200 SM (148) and 16,384 threads, so that register arrays
+        (one entry per thread of the wave) stay small for big grids."""
         geo = self.geometry
-        # default wave: at most one CTA per B200 SM (148) and 16,384 threads, so that register
-        # arrays (one entry per thread of the wave) stay small for big grids
         limit = self.max_resident or max(geo.cluster_size, min(
             148, max(1, DEFAULT_WAVE_THREADS // max(1, geo.warps_per_cta * WARP_SIZE))))
-        waves = list(geo.waves(limit))
+        return list(geo.waves(limit))
+
+    def run(self, only=None, on_wave=None) -> "Launch":
+        """Run the waves of `wave_plan()` in order; `only` (a set of wave indices): just those
+        (a worker of a distributed launch, ptxsim.distributed); `on_wave(i, n_ctas)` after each
+        wave that ran."""
+        geo = self.geometry
+        waves = self.wave_plan()
         bar = _progress(geo.n_ctas) if self.progress else None
         done = 0
         cs = geo.cluster_size
@@ -743,6 +751,8 @@ class Launch:
             gc.freeze()
         try:
             for i, ctas in enumerate(waves):
+                if only is not None and i not in only:
+                    continue
                 ctas = np.asarray([c for c in ctas if int(c) not in self.canceled], np.int64)
                 if ctas.size == 0:
                     continue
@@ -756,6 +766,8 @@ class Launch:
                         d + f * n, steps)
                 wave.run()
                 done += ctas.size
+                if on_wave is not None:
+                    on_wave(i, ctas.size)
                 if bar:
                     bar[1](done, self.steps)
         finally:

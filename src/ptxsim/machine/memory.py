@@ -172,6 +172,9 @@ class GlobalMemory:
         # memory there (the CUDA driver model maps host memory a program hands over late, e.g.
         # a torch tensor's storage) and return True to retry
         self.resolver = None
+        # when a list: (addresses, size) of every global atom / red is appended (a distributed
+        # launch's merge refuses two workers' atomics on one address, ptxsim.distributed)
+        self.atomic_log: list | None = None
 
     def map(self, array, name: str | None = None, *, address: int | None = None) -> int:
         """Map a numpy array / CPU tensor (shared, not copied); returns its device address:
@@ -719,6 +722,9 @@ class Memory:
         if not a.size:
             return out
         parts = self._resolve(space, a, size, t, True)
+        if self.global_.atomic_log is not None:
+            self.global_.atomic_log.extend((np.array(w, np.uint64), size)
+                                           for _, (kind, w) in parts if kind == "global")
         # one key per location, then each thread's rank among the threads sharing its location
         key = np.empty(a.size, np.uint64)
         codes = {"global": 0, "shared": 1, "local": 2}

@@ -1,0 +1,4 @@
+"""Scale-out (front door): one launch split across worker processes or a Ray cluster
+(`launch(..., workers=...)`), and farms of many independent launches (`farm`).
+docs/distributed.md."""
+from ptxsim.distributed.launch import Distribution, launch, resolve_workers, run_launch  # noqa: F401

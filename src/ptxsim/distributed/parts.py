@@ -1,0 +1,315 @@
+"""One launch cut into parts: which waves each worker runs, what a worker sends back, and how the
+driver merges the parts into the one-process result.
+
+A part is a contiguous run of the launch's waves (`Launch.wave_plan()`, whole clusters), so the
+CTAs of a wave keep their wave-mates and their %smid, and launch order across parts is part order.
+A worker runs its part on its own copy of global memory, starting from the bytes before the launch,
+and sends back the bytes that changed (`BufferDiff`: runs of changed bytes per buffer) and the
+global addresses it used atomically. The driver writes the parts into its buffers in part order
+and refuses (`MergeConflict`) a byte that two parts changed to different values, and an address
+used atomically in one part and changed or used atomically in another: a single process would
+have let the later CTA see the earlier one's result, separate workers cannot.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import re
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptxsim.errors import MergeConflict, WorkerError
+
+# kernels that run in one worker whatever `workers` says, and why
+_CLOCKS = re.compile(r"%(clock64|clock_hi|clock|globaltimer_lo|globaltimer_hi|globaltimer)\b")
+
+
+def serial_reason(program) -> str | None:
+    """Why this kernel cannot be split between workers (None: it can).
+
+    - clusterlaunchcontrol.try_cancel cancels clusters that have not started (9.7.9.x): which
+      ones depends on every cluster before it, so the grid's order must be one process's.
+    - %clock / %clock64 / %globaltimer count the instructions issued by the launch so far
+      (machine/grid.py), including those of every earlier wave."""
+    for inst in program.instructions:
+        if inst.opcode.startswith("clusterlaunchcontrol."):
+            return (f"line {inst.loc.line}: {inst.opcode} schedules clusters dynamically (which "
+                    "cluster it cancels depends on every earlier one)")
+        m = _CLOCKS.search(inst.text or repr(inst.operands))
+        if m:
+            return (f"line {inst.loc.line}: reads {m.group(0)}, which counts the instructions of "
+                    "every earlier wave")
+    return None
+
+
+@dataclass(frozen=True)
+class Part:
+    index: int                  # position in launch order
+    waves: tuple[int, ...]      # wave indices (contiguous)
+    n_ctas: int
+
+    def describe(self) -> str:
+        w = self.waves
+        span = f"wave {w[0]}" if len(w) == 1 else f"waves {w[0]}-{w[-1]}"
+        return f"worker {self.index} ({span}, {self.n_ctas} CTAs)"
+
+
+def split(waves: list, n: int) -> list[Part]:
+    """`n` (at most one per wave) contiguous parts of the waves, balanced by CTA count."""
+    sizes = np.array([int(np.asarray(w).size) for w in waves], np.int64)
+    n = max(1, min(int(n), len(waves)))
+    cum = np.cumsum(sizes)
+    total = int(cum[-1]) if cum.size else 0
+    bounds = [0]
+    for k in range(1, n):
+        # first wave whose cumulative CTA count reaches k/n of the grid, keeping parts non-empty
+        b = int(np.searchsorted(cum, total * k / n, side="left")) + 1
+        b = min(max(b, bounds[-1] + 1), len(waves) - (n - k))
+        bounds.append(b)
+    bounds.append(len(waves))
+    return [Part(i, tuple(range(a, b)), int(sizes[a:b].sum()))
+            for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+
+
+# ---------------------------------------------------------------------------------------------
+# what a worker sends back
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class BufferDiff:
+    """The bytes of one global buffer that a part changed: runs [start, start + length)."""
+    base: int
+    name: str
+    nbytes: int
+    starts: np.ndarray          # int64
+    lengths: np.ndarray         # int64
+    data: np.ndarray            # uint8, the runs' new bytes concatenated
+
+    def positions(self) -> np.ndarray:
+        """Offsets of every changed byte, in order."""
+        if not self.starts.size:
+            return np.zeros(0, np.int64)
+        before = np.r_[0, np.cumsum(self.lengths)[:-1]]
+        return np.arange(int(self.lengths.sum()), dtype=np.int64) + np.repeat(
+            self.starts - before, self.lengths)
+
+    def covers(self, offsets: np.ndarray) -> np.ndarray:
+        """Which of `offsets` this part changed."""
+        k = np.searchsorted(self.starts, offsets, side="right") - 1
+        ok = k >= 0
+        kk = np.maximum(k, 0)
+        return ok & (offsets < self.starts[kk] + self.lengths[kk]) if self.starts.size else \
+            np.zeros(np.shape(offsets), bool)
+
+
+def byte_diff(before: np.ndarray, after: np.ndarray, base: int, name: str) -> BufferDiff | None:
+    changed = before != after
+    if not changed.any():
+        return None
+    edges = np.diff(np.concatenate(([0], changed.view(np.int8), [0])))
+    starts = np.flatnonzero(edges == 1).astype(np.int64)
+    ends = np.flatnonzero(edges == -1).astype(np.int64)
+    return BufferDiff(base, name, int(after.size), starts, ends - starts, after[changed].copy())
+
+
+class Snapshot:
+    """The bytes of every global buffer before a part runs (also of a buffer a front door maps
+    during the run, e.g. on a miss), to diff against afterwards."""
+
+    def __init__(self, gmem):
+        self.gmem = gmem
+        self.before = {b.base: b.u8.copy() for b in gmem.buffers}
+        plain_map = gmem.map
+
+        def map_and_keep(*a, **k):
+            base = plain_map(*a, **k)
+            for b in gmem.buffers:
+                if b.base == base:
+                    self.before.setdefault(base, b.u8.copy())
+            return base
+        gmem.map = map_and_keep
+
+    def diffs(self) -> list[BufferDiff]:
+        out = []
+        for b in self.gmem.buffers:
+            d = byte_diff(self.before[b.base], b.u8, b.base, b.name)
+            if d is not None:
+                out.append(d)
+        return out
+
+
+@dataclass
+class ErrorRecord:
+    """An exception raised in a worker, in a form that crosses processes for any ptxsim error
+    (some take keyword fields their pickled form loses)."""
+    module: str
+    qualname: str
+    message: str
+    fields: dict
+    trace: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "ErrorRecord":
+        fields = {}
+        for k, v in vars(exc).items():
+            try:
+                pickle.dumps(v)
+            except Exception:          # noqa: BLE001 - an unpicklable field is left behind
+                continue
+            fields[k] = v
+        return cls(type(exc).__module__, type(exc).__qualname__, str(exc), fields,
+                   "".join(traceback.format_exception(exc)))
+
+    def rebuild(self, where: str) -> BaseException:
+        try:
+            cls = importlib.import_module(self.module)
+            for part in self.qualname.split("."):
+                cls = getattr(cls, part)
+            exc = cls.__new__(cls)
+            BaseException.__init__(exc, self.message)
+            vars(exc).update(self.fields)
+        except Exception:              # noqa: BLE001 - a class the driver cannot import
+            exc = WorkerError(f"{self.module}.{self.qualname}: {self.message}")
+        exc.add_note(f"raised in {where}; the worker's traceback:\n{self.trace}")
+        return exc
+
+
+@dataclass
+class PartResult:
+    part: Part
+    diffs: list[BufferDiff] = field(default_factory=list)
+    atomics: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
+    steps: int = 0
+    printf: list = field(default_factory=list)
+    error: ErrorRecord | None = None
+    seconds: float = 0.0        # the part's run, in the worker
+    diff_seconds: float = 0.0   # snapshot + diff, in the worker
+    host: str = ""
+    pid: int = 0
+
+
+def run_part(launch, part: Part, on_wave=None) -> PartResult:
+    """Run `part` of a launch that has not run (in a worker) and collect what it changed."""
+    t0 = time.perf_counter()
+    launch.progress = False
+    snap = Snapshot(launch.gmem)
+    launch.gmem.atomic_log = []
+    t1 = time.perf_counter()
+    error = None
+    try:
+        launch.run(only=set(part.waves), on_wave=on_wave)
+    except Exception as exc:           # noqa: BLE001 - sent back, raised by the driver
+        error = ErrorRecord.of(exc)
+    t2 = time.perf_counter()
+    diffs = snap.diffs()
+    log = launch.gmem.atomic_log
+    atomics = (np.unique(np.concatenate([a[:, None] + np.arange(size, dtype=np.uint64)
+                                         for a, size in log], axis=None))
+               if log else np.zeros(0, np.uint64))
+    t3 = time.perf_counter()
+    return PartResult(part, diffs, atomics, launch.steps, list(launch.printf), error,
+                      t2 - t1, (t1 - t0) + (t3 - t2), socket.gethostname(), os.getpid())
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver's merge
+# ---------------------------------------------------------------------------------------------
+def merge(launch, results: list[PartResult], *, allow_order_dependent: bool = False) -> None:
+    """Write the parts' changed bytes into the driver's global memory, in launch order, and
+    total their steps and printf lines. Raises the first part's error (in launch order) after
+    merging the parts before it and that part's writes up to its error, as one process would
+    leave memory; raises MergeConflict where the parts' results cannot be one process's."""
+    results = sorted(results, key=lambda r: r.part.index)
+    failed = next((r for r in results if r.error is not None), None)
+    if failed is not None:
+        results = [r for r in results if r.part.index <= failed.part.index]
+    gmem = launch.gmem
+    by_base = {b.base: b for b in gmem.buffers}
+    if not allow_order_dependent:
+        _check_atomics(gmem, results)
+    written: dict[int, np.ndarray] = {}
+    for r in results:
+        for d in r.diffs:
+            buf = by_base.get(d.base)
+            if buf is None and getattr(gmem, "on_miss", None) is not None \
+                    and gmem.on_miss(d.base, d.nbytes):
+                by_base = {b.base: b for b in gmem.buffers}
+                buf = by_base.get(d.base)
+            if buf is None or buf.nbytes != d.nbytes:
+                raise WorkerError(f"{r.part.describe()} changed global buffer '{d.name}' at "
+                                  f"{d.base:#x} ({d.nbytes} bytes), which the driver does not "
+                                  "have mapped")
+            pos = d.positions()
+            mask = written.get(d.base)
+            if mask is None:
+                mask = written[d.base] = np.zeros(buf.nbytes, bool)
+            elif not allow_order_dependent:
+                again = mask[pos]
+                if again.any():
+                    differ = buf.u8[pos[again]] != d.data[again]
+                    if differ.any():
+                        off = int(pos[again][np.argmax(differ)])
+                        _write_conflict(results, r, d, buf, off,
+                                        int(d.data[again][np.argmax(differ)]))
+            buf.u8[pos] = d.data
+            mask[pos] = True
+    launch.steps = sum(r.steps for r in results)
+    launch.printf = [line for r in results for line in r.printf]
+    if failed is not None:
+        raise failed.error.rebuild(failed.part.describe())
+
+
+def _write_conflict(results, r, d, buf, off, value):
+    earlier = next(e for e in results if e.part.index < r.part.index
+                   and any(x.base == d.base and x.covers(np.array([off]))[0] for x in e.diffs))
+    old = int(buf.u8[off])
+    raise MergeConflict(
+        f"{earlier.part.describe()} and {r.part.describe()} both wrote byte {off} of global "
+        f"buffer '{buf.name}' (address {buf.base + off:#x}), with {old:#04x} and {value:#04x}: "
+        "a write race between CTAs, whose one-process result is the later wave's value. Pass "
+        "allow_order_dependent=True to take that (the later wave wins), or run in one worker",
+        buffer=buf.name, offset=off, address=buf.base + off,
+        workers=(earlier.part.index, r.part.index))
+
+
+def _check_atomics(gmem, results) -> None:
+    users = [r for r in results if r.atomics.size]
+    if not users:
+        return
+    for r in users:
+        for other in results:
+            if other is r:
+                continue
+            if other.atomics.size and other.part.index > r.part.index:
+                both = np.intersect1d(r.atomics, other.atomics)
+                if both.size:
+                    _atomic_conflict(gmem, r, other, int(both[0]), "used atomics on")
+            for d in other.diffs:
+                inside = (r.atomics >= np.uint64(d.base)) & \
+                         (r.atomics < np.uint64(d.base + d.nbytes))
+                if not inside.any():
+                    continue
+                offs = (r.atomics[inside] - np.uint64(d.base)).astype(np.int64)
+                hit = d.covers(offs)
+                if hit.any():
+                    _atomic_conflict(gmem, r, other, d.base + int(offs[np.argmax(hit)]),
+                                     "wrote")
+
+
+def _atomic_conflict(gmem, r, other, address, what):
+    try:
+        where = gmem.describe(address)
+    except Exception:                  # noqa: BLE001
+        where = f"address {address:#x}"
+    first, second = sorted((r, other), key=lambda x: x.part.index)
+    raise MergeConflict(
+        f"{r.part.describe()} used global atomics on address {address:#x} ({where}) and "
+        f"{other.part.describe()} {what} it too: one process serialises these on the same "
+        "memory, separate workers each start from the bytes before the launch. Run this kernel "
+        "in one worker, or pass allow_order_dependent=True to take the later wave's bytes (not "
+        "a result one process gives)", address=address,
+        workers=(first.part.index, second.part.index))

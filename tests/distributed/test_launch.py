@@ -1,0 +1,232 @@
+"""`ptxsim.launch(..., workers=N)`: the grid's waves split across forked worker processes give the
+one-process bits (and, for the GEMMs, the bits of ptxsim.numerics stepped over the logical
+matrices), or a named error where they cannot."""
+import os
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ptxsim
+from ptxsim.distributed import resolve_workers
+from ptxsim.distributed.parts import split
+from ptxsim.errors import (MemoryAccessError, MergeConflict, OneWorkerWarning, OperandError,
+                           WorkerError)
+from ptxsim.machine.tensormap import TensorMap
+from ptxsim.numerics import mma
+from ptxsim.ptx import parse_module
+
+TESTS = Path(__file__).parents[1]
+TRITON = TESTS / "data" / "ptx" / "triton"
+CUTE = TESTS / "data" / "ptx" / "cute"
+BASIC = (TESTS / "machine" / "data" / "exec" / "basic.ptx").read_text()
+
+# hand-written, accepted by ptxas 13.0 (tests/distributed/data/small.ptx; test_small_ptx_is_legal)
+SMALL = (Path(__file__).parent / "data" / "small.ptx").read_text()
+
+
+def _stepped(a_bits, b_bits, k_step, **kw):
+    d = np.zeros((a_bits.shape[0], b_bits.shape[1]), np.uint32)
+    for k in range(0, a_bits.shape[1], k_step):
+        d = mma(a_bits[:, k:k + k_step], b_bits[k:k + k_step], d, arch="sm_100", **kw)
+    return d
+
+
+def triton_gemm(workers, M=256, N=256, K=64, **kw):
+    """Triton 3.9 matmul_kernel (bf16, 128x128 tiles, tcgen05.mma): 4 CTAs, 2 waves of 2."""
+    rng = np.random.default_rng(M + K)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16).view(np.uint16)
+    b = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16).view(np.uint16)
+    c = np.zeros((M, N), np.float32)
+    run = ptxsim.launch((TRITON / "matmul_bf16.ptx").read_text(), "matmul_kernel",
+                        (M // 128, N // 128), 128,
+                        args=[a, b, c, M, N, K, K, 1, N, 1, N, 1, np.zeros(64, np.uint8),
+                              np.zeros(64, np.uint8)], dynamic_shared=160 * 1024,
+                        max_resident_ctas=2, workers=workers, **kw)
+    return run, a, b, c
+
+
+def cute_gemm(workers, M=256, N=256, K=128, **kw):
+    """CuTe DSL DenseGemmKernel, 2-CTA clusters (tcgen05 cta_group::2, TMA load and store):
+    2 clusters, one per wave."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((M, K)).astype(np.float16).view(np.uint16)
+    b = rng.standard_normal((N, K)).astype(np.float16).view(np.uint16)
+    c = np.zeros((M, N), np.uint16)
+    ta = TensorMap.for_array(a, (64, 128), swizzle="128B", dtype="float16")
+    tb = TensorMap.for_array(b, (64, 64), swizzle="128B", dtype="float16")
+    tc = TensorMap.for_array(c, (32, 128), swizzle="64B", dtype="float16")
+    m = parse_module((CUTE / "cute_dense_gemm_f16_2cta.ptx").read_text())
+    run = ptxsim.launch(m, m.entries[0].name, (M // 128, N // 128, 1), 128, cluster=(2, 1, 1),
+                        args=[bytes(64), ta, tb, tc], dynamic_shared=227 * 1024,
+                        max_resident_ctas=2, workers=workers, **kw)
+    return run, a, b, c
+
+
+def test_triton_gemm_two_workers_equals_one_process_and_the_numerics():
+    one, a, b, c1 = triton_gemm(None)
+    two, _, _, c2 = triton_gemm(2)
+    assert two.distribution.backend == "local" and two.distribution.workers == 2
+    assert [p.waves for p in two.distribution.parts] == [(0,), (1,)]
+    assert np.array_equal(c2.view(np.uint32), c1.view(np.uint32))
+    want = _stepped(a, b, 16, kind="f16", atype="bf16", btype="bf16", ctype="f32", dtype="f32")
+    assert np.array_equal(c2.view(np.uint32), want)
+    assert two.steps == one.steps                  # every wave ran once, in one worker
+
+
+def test_cute_2cta_gemm_two_workers_equals_one_process_and_the_numerics():
+    _, a, b, c1 = cute_gemm(None)
+    two, _, _, c2 = cute_gemm(2)
+    assert two.distribution.workers == 2
+    assert np.array_equal(c2, c1)
+    d = _stepped(a, b.T, 16, kind="f16", atype="f16", btype="f16", ctype="f32", dtype="f32")
+    assert np.array_equal(c2, d.view(np.float32).astype(np.float16).view(np.uint16))
+
+
+def test_small_kernels_equal_one_process_in_the_callers_arrays():
+    rng = np.random.default_rng(1)
+    n = 1000
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    z1, z3 = np.full(n + 8, -7, np.float32), np.full(n + 8, -7, np.float32)
+    ptxsim.launch(BASIC, "vadd", 4, 256, args=[x, y, z1, n], max_resident_ctas=1)
+    run = ptxsim.launch(BASIC, "vadd", 4, 256, args=[x, y, z3, n], max_resident_ctas=1,
+                        workers=3)
+    assert [p.waves for p in run.distribution.parts] == [(0, 1), (2,), (3,)]
+    assert np.array_equal(z3, z1) and np.array_equal(z3[:n], x + y) and (z3[n:] == -7).all()
+
+
+def test_printf_lines_and_steps_come_back_in_launch_order():
+    one = ptxsim.launch(SMALL, "hello", 6, 32, max_resident_ctas=2)
+    two = ptxsim.launch(SMALL, "hello", 6, 32, max_resident_ctas=2, workers=2)
+    assert [p.text for p in two.printf] == [p.text for p in one.printf]
+    assert [p.text for p in one.printf][:2] == ["cta 0\n", "cta 1\n"]
+    assert two.steps == one.steps
+
+
+def test_two_workers_writing_one_byte_differently_is_a_merge_conflict():
+    out = np.zeros(4, np.uint32)
+    with pytest.raises(MergeConflict) as e:
+        ptxsim.launch(SMALL, "race", 4, 32, args=[out], max_resident_ctas=2, workers=2)
+    err = e.value
+    assert err.buffer == "param0" and err.offset == 0 and err.workers == (0, 1)
+    assert "worker 0 (wave 0, 2 CTAs) and worker 1 (wave 1, 2 CTAs)" in str(err)
+    assert "allow_order_dependent" in str(err)
+
+
+def test_allowing_order_dependence_takes_the_later_wave_as_one_process_does():
+    one, two = np.zeros(4, np.uint32), np.zeros(4, np.uint32)
+    ptxsim.launch(SMALL, "race", 4, 32, args=[one], max_resident_ctas=2)
+    ptxsim.launch(SMALL, "race", 4, 32, args=[two], max_resident_ctas=2, workers=2,
+                  allow_order_dependent=True)
+    assert one[0] == 3 and np.array_equal(two, one)     # CTA 3 ran last
+
+
+def test_the_same_value_from_two_workers_merges():
+    out = np.zeros(4, np.uint32)
+    ptxsim.launch(SMALL, "same", 4, 32, args=[out], max_resident_ctas=2, workers=2)
+    assert out.tolist() == [7, 0, 0, 0]
+
+
+def test_atomics_on_one_address_in_two_workers_are_a_merge_conflict():
+    x = np.arange(3000, dtype=np.int32)
+    out = np.zeros(1, np.int32)
+    with pytest.raises(MergeConflict) as e:
+        ptxsim.launch(BASIC, "block_sum", 12, 256, args=[x, out, 3000], max_resident_ctas=6,
+                      workers=2)
+    assert "used global atomics on address" in str(e.value) and e.value.workers == (0, 1)
+    assert out[0] == 0                                   # nothing merged
+
+
+def test_atomics_on_separate_addresses_merge():
+    # atom_each: CTA c adds its tid to counter[c] (one address per CTA)
+    one, two = np.zeros(4, np.uint32), np.zeros(4, np.uint32)
+    ptxsim.launch(SMALL, "atom_each", 4, 64, args=[one], max_resident_ctas=1)
+    ptxsim.launch(SMALL, "atom_each", 4, 64, args=[two], max_resident_ctas=1, workers=2)
+    assert np.array_equal(two, one) and (one == sum(range(64))).all()
+
+
+def test_a_fault_in_a_worker_is_raised_with_what_one_process_leaves():
+    # fault: CTA c stores c+1 at out[64 * c]; out holds 3 * 64 words, so CTA 3 faults
+    one, two = np.zeros(192, np.uint32), np.zeros(192, np.uint32)
+    with pytest.raises(MemoryAccessError) as e1:
+        ptxsim.launch(SMALL, "fault", 4, 32, args=[one], max_resident_ctas=1)
+    with pytest.raises(MemoryAccessError) as e2:
+        ptxsim.launch(SMALL, "fault", 4, 32, args=[two], max_resident_ctas=1, workers=4)
+    assert str(e2.value) == str(e1.value) and e2.value.address == e1.value.address
+    assert "raised in worker 3 (wave 3, 1 CTAs)" in "".join(e2.value.__notes__)
+    assert np.array_equal(two, one) and two[[0, 64, 128]].tolist() == [1, 2, 3]
+
+
+def test_clusterlaunchcontrol_runs_in_one_worker():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("clc", TESTS / "machine" / "test_exec_clc.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    CLC = mod.PTX
+    out, who = np.zeros(40, np.uint32), np.full(40, 99, np.uint32)
+    with pytest.warns(OneWorkerWarning, match="clusterlaunchcontrol.try_cancel"):
+        run = ptxsim.launch(CLC, "clc", 40, 32, args=[out, who], max_resident_ctas=4,
+                            workers=2)
+    assert run.distribution.backend == "one process"
+    assert np.array_equal(out, 1000 + np.arange(40)) and set(who.tolist()) <= {0, 1, 2, 3}
+
+
+def test_clock_readers_run_in_one_worker():
+    out = np.zeros(4, np.uint64)
+    with pytest.warns(OneWorkerWarning, match="%clock64"):
+        ptxsim.launch(SMALL, "read_clock", 4, 32, args=[out], max_resident_ctas=1, workers=2)
+
+
+def test_a_worker_that_dies_is_a_worker_error(monkeypatch):
+    import ptxsim.distributed.local as local
+
+    def die(*a, **k):
+        os._exit(3)
+    monkeypatch.setattr(local, "run_part", die)
+    with pytest.raises(WorkerError, match="exit code 3"):
+        ptxsim.launch(SMALL, "same", 4, 32, args=[np.zeros(4, np.uint32)],
+                      max_resident_ctas=2, workers=2)
+
+
+def test_one_wave_runs_in_one_process():
+    out = np.zeros(4, np.uint32)
+    run = ptxsim.launch(SMALL, "same", 4, 32, args=[out], workers=2)
+    assert run.distribution.backend == "one process"
+    assert run.distribution.reason == "the grid has one wave"
+
+
+@pytest.mark.parametrize("bad", [0, -2, "two", 2.5, "ray_x"])
+def test_bad_workers_values_are_named(bad):
+    with pytest.raises(OperandError, match="workers="):
+        resolve_workers(bad)
+
+
+def test_workers_values():
+    assert resolve_workers(None) == ("one process", 1, None)
+    assert resolve_workers(1) == ("one process", 1, None)
+    assert resolve_workers(3) == ("local", 3, None)
+    assert resolve_workers("ray") == ("ray", None, None)
+    assert resolve_workers("ray:auto") == ("ray", None, "auto")
+    assert resolve_workers(True)[0] == "local"
+
+
+def test_split_is_contiguous_and_balanced():
+    waves = [np.arange(4)] * 5 + [np.arange(1)]
+    parts = split(waves, 2)
+    assert [p.waves for p in parts] == [(0, 1, 2), (3, 4, 5)]
+    assert [p.n_ctas for p in parts] == [12, 9]
+    assert [p.waves for p in split(waves, 10)] == [(i,) for i in range(6)]
+    assert [p.waves for p in split(waves[:3], 3)] == [(0,), (1,), (2,)]
+
+
+def test_small_ptx_is_legal():
+    import shutil
+    import subprocess
+    ptxas = shutil.which("ptxas") or "/usr/local/bin/ptxas"
+    if not Path(ptxas).exists():
+        pytest.skip("ptxas is not installed")
+    r = subprocess.run([ptxas, "-arch=sm_100a", str(Path(__file__).parent / "data" /
+                                                    "small.ptx"), "-o", os.devnull],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
