@@ -4,4 +4,5 @@ from ptxsim.errors import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 from ptxsim.api import execute, launch  # noqa: E402,F401
+from ptxsim.distributed import farm  # noqa: E402,F401
 from ptxsim.machine.tensormap import TensorMap  # noqa: E402,F401

@@ -2,3 +2,4 @@
 (`launch(..., workers=...)`), and farms of many independent launches (`farm`).
 docs/distributed.md."""
 from ptxsim.distributed.launch import Distribution, launch, resolve_workers, run_launch  # noqa: F401
+from ptxsim.distributed.farm import FarmReport, Task, TaskResult, farm  # noqa: F401,E402
