@@ -10,35 +10,35 @@ import pytest
 import ptxsim
 from ptxsim.errors import MemoryAccessError, MergeConflict
 
-ray = pytest.importorskip("ray")
 sys.path.insert(0, str(Path(__file__).parent))
 from test_launch import SMALL, cute_gemm, triton_gemm  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
+@pytest.fixture(scope="module")
+def ray():
+    ray = pytest.importorskip("ray")          # here, not at collection: the suite skips these
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
+    yield ray
     ray.shutdown()
 
 
 @pytest.mark.parametrize("gemm", [triton_gemm, cute_gemm])
-def test_two_ray_workers_equal_one_process(gemm):
+def test_two_ray_workers_equal_one_process(ray, gemm):
     _, _, _, one = gemm(None)
     run, _, _, two = gemm(ray)
     assert run.distribution.backend == "ray" and run.distribution.workers == 2
     assert np.array_equal(two, one)
 
 
-def test_ray_by_name_and_address_string():
+def test_ray_by_name_and_address_string(ray):
     _, _, _, one = triton_gemm(None)
     run, _, _, two = triton_gemm("ray:auto")        # the running cluster
     assert run.distribution.backend == "ray" and np.array_equal(two, one)
 
 
-def test_a_conflict_and_a_fault_come_back_named_from_ray():
+def test_a_conflict_and_a_fault_come_back_named_from_ray(ray):
     with pytest.raises(MergeConflict):
         ptxsim.launch(SMALL, "race", 4, 32, args=[np.zeros(4, np.uint32)], max_resident_ctas=2,
                       workers=ray)
@@ -50,7 +50,7 @@ def test_a_conflict_and_a_fault_come_back_named_from_ray():
     assert str(e2.value) == str(e1.value) and np.array_equal(two, one)
 
 
-def test_a_ray_farm_of_fifty_with_two_failing():
+def test_a_ray_farm_of_fifty_with_two_failing(ray):
     from test_farm import check_fifty, fifty_with_two_failing
 
     from ptxsim.distributed import farm
@@ -60,7 +60,7 @@ def test_a_ray_farm_of_fifty_with_two_failing():
     check_fifty(report, tasks)
 
 
-def test_a_dying_ray_task_fails_its_row_only():
+def test_a_dying_ray_task_fails_its_row_only(ray):
     from test_farm import DieOn, saxpy_tasks
 
     from ptxsim.distributed import farm

@@ -36,6 +36,17 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--step-limit", type=int, default=50_000_000)
     p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--max-resident-ctas", type=int, default=None,
+                   help="CTAs per wave (default: up to 148 and 16,384 threads)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", "-j", type=int, default=None,
+                   help="split the grid's waves across N processes on this machine")
+    g.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="split the grid's waves across a Ray cluster: 'local' starts one here, "
+                        "'auto' joins the one `ray start` made, HOST:PORT / ray://HOST:PORT")
+    p.add_argument("--allow-order-dependent", action="store_true",
+                   help="with --workers / --ray: merge bytes two workers wrote differently in "
+                        "launch order instead of refusing (MergeConflict)")
     p.set_defaults(func=run)
 
 
@@ -65,12 +76,19 @@ def run(args) -> int:
     rng = np.random.default_rng(args.seed)
     values = [parse_arg(s, rng) for s in args.arg]
     t = time.perf_counter()
+    workers = args.workers
+    if args.ray is not None:
+        workers = "ray" if args.ray in ("", "local") else f"ray:{args.ray}"
+    extra = {"workers": workers, "allow_order_dependent": args.allow_order_dependent} \
+        if workers is not None else {}
     run_ = launch(module, kernel, _dim(args.grid), _dim(args.block), _dim(args.cluster), values,
                   args.target, args.dynamic_shared, step_limit=args.step_limit,
-                  progress=args.progress)
+                  progress=args.progress, max_resident_ctas=args.max_resident_ctas, **extra)
     dt = time.perf_counter() - t
+    dist = getattr(run_, "distribution", None)
+    split = f", {dist.workers} workers ({dist.backend})" if dist and dist.workers > 1 else ""
     print(f"{kernel}: grid {_dim(args.grid)} block {_dim(args.block)}: {dt:.2f} s, "
-          f"{run_.steps} scheduler steps")
+          f"{run_.steps} scheduler steps{split}")
     out = Path(args.out) if args.out else None
     if out:
         out.mkdir(parents=True, exist_ok=True)
