@@ -1,12 +1,14 @@
 """Launch-argument specs, as `ptxsim run --arg` and farm specs write them (`parse_arg`):
   FILE.npy                 a numpy array (global buffer, passed as its address)
   zeros:DTYPE:N[xM...]     a generated zero array, e.g. zeros:float32:1024 or zeros:uint16:128x64
+                           (numpy dtypes and ml_dtypes' bfloat16, float8_e4m3fn, ...)
   rand:DTYPE:N[xM...]      uniform random values in [0, 1) (integers: 0..99), from `rng`
   TYPE:VALUE               a scalar, TYPE one of i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64
   bytes:N                  N zero bytes (an aggregate .param such as a CuTe kernel object)
 """
 from __future__ import annotations
 
+import ml_dtypes  # noqa: F401 (registers bfloat16, float8_e4m3fn, ... as numpy dtype names)
 import numpy as np
 
 from ptxsim.errors import OperandError
@@ -32,7 +34,7 @@ def parse_arg(spec: str, rng) -> object:
             raise OperandError(f"--arg {spec}: expected {kind}:DTYPE:N[xM...]") from None
         if kind == "zeros":
             return np.zeros(shp, dtype)
-        if dtype.kind == "f":
+        if dtype.kind == "f" or dtype.name.startswith(("bfloat", "float")):
             return rng.random(shp).astype(dtype)
         return rng.integers(0, 100, shp).astype(dtype)
     if kind == "bytes":

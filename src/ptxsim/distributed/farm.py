@@ -66,6 +66,7 @@ class TaskResult:
     error_type: str = ""             # the named error of a failed task
     error: str = ""
     seconds: float = 0.0             # the task in its worker: arguments, launch, check
+    cpu_seconds: float = 0.0         # CPU time of the same
     launch_seconds: float = 0.0      # the launch alone
     steps: int = 0
     outputs: dict = field(default_factory=dict)     # "argN" -> sha256 (16 hex) of its bytes
@@ -182,7 +183,7 @@ def _digest(a) -> str:
 def run_task(task: Task, index: int = 0) -> TaskResult:
     """Run one task; every exception becomes a failed result (never raised)."""
     from ptxsim.distributed.launch import launch
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = TaskResult(index, task.name or f"task{index}", task.kernel or "", dict(task.shape),
                      task.target, dict(task.options), "ok", host=socket.gethostname(),
                      pid=os.getpid())
@@ -216,6 +217,7 @@ def run_task(task: Task, index: int = 0) -> TaskResult:
         res.error_type = type(exc).__name__
         res.error = str(exc) or "".join(traceback.format_exception_only(exc)).strip()
     res.seconds = time.perf_counter() - t0
+    res.cpu_seconds = time.process_time() - c0
     return res
 
 

@@ -24,10 +24,12 @@ class Distribution:
     reason: str | None = None       # why it ran in one process
     parts: list[Part] = field(default_factory=list)
     part_seconds: list[float] = field(default_factory=list)   # each part's run, in its worker
-    worker_overhead_seconds: list[float] = field(default_factory=list)  # snapshot + diff
+    part_cpu_seconds: list[float] = field(default_factory=list)   # CPU time of those runs
+    worker_overhead_seconds: list[float] = field(default_factory=list)  # snapshot + diff (CPU)
     connect_seconds: float = 0.0    # Ray: start or connect (0 when already connected)
     wall_seconds: float = 0.0       # the driver, from building the parts to the merged result
-    merge_seconds: float = 0.0
+    merge_seconds: float = 0.0      # the driver's merge (wall)
+    merge_cpu_seconds: float = 0.0  # the driver's merge (CPU time)
     returned_bytes: int = 0         # changed bytes the workers sent back
 
 
@@ -122,15 +124,18 @@ def run_launch(run, backend: str = "local", n: int | None = None, *, address=Non
     finally:
         if bar:
             bar[0].stop()
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     dist = Distribution(backend, len(parts), None, parts, [r.seconds for r in results],
-                        [r.diff_seconds for r in results], connect_s,
-                        returned_bytes=sum(int(d.data.size) for r in results for d in r.diffs))
+                        [r.cpu_seconds for r in results], [r.diff_seconds for r in results],
+                        connect_s,
+                        returned_bytes=sum(int(d.data.size + d.bits.size) for r in results
+                                           for d in r.diffs))
     run.distribution = dist
     try:
         merge(run, results, allow_order_dependent=allow_order_dependent)
     finally:
         dist.merge_seconds = time.perf_counter() - t1
+        dist.merge_cpu_seconds = time.process_time() - c1
         dist.wall_seconds = time.perf_counter() - t0
     return run
 

@@ -81,39 +81,40 @@ def split(waves: list, n: int) -> list[Part]:
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class BufferDiff:
-    """The bytes of one global buffer that a part changed: runs [start, start + length)."""
+    """The bytes of one global buffer that a part changed: within the span [lo, lo + span), a
+    packed bit per byte (numpy.packbits order) says which changed, and `data` holds their new
+    values in order. Bits rather than byte offsets: an eighth of the span, however scattered
+    the changes (an output whose bytes partly keep their old values is the usual case)."""
     base: int
     name: str
     nbytes: int
-    starts: np.ndarray          # int64
-    lengths: np.ndarray         # int64
-    data: np.ndarray            # uint8, the runs' new bytes concatenated
+    lo: int
+    span: int
+    bits: np.ndarray            # uint8, packbits of the span's changed mask
+    data: np.ndarray            # uint8
 
-    def positions(self) -> np.ndarray:
-        """Offsets of every changed byte, in order."""
-        if not self.starts.size:
-            return np.zeros(0, np.int64)
-        before = np.r_[0, np.cumsum(self.lengths)[:-1]]
-        return np.arange(int(self.lengths.sum()), dtype=np.int64) + np.repeat(
-            self.starts - before, self.lengths)
+    def mask(self) -> np.ndarray:
+        return np.unpackbits(self.bits, count=self.span).view(bool)
 
     def covers(self, offsets: np.ndarray) -> np.ndarray:
         """Which of `offsets` this part changed."""
-        k = np.searchsorted(self.starts, offsets, side="right") - 1
-        ok = k >= 0
-        kk = np.maximum(k, 0)
-        return ok & (offsets < self.starts[kk] + self.lengths[kk]) if self.starts.size else \
-            np.zeros(np.shape(offsets), bool)
+        offsets = np.asarray(offsets, np.int64)
+        rel = offsets - self.lo
+        inside = (rel >= 0) & (rel < self.span)
+        r = np.where(inside, rel, 0)
+        bit = (self.bits[r >> 3] >> (7 - (r & 7)).astype(np.uint8)) & 1 if self.span else 0
+        return inside & (bit == 1)
 
 
 def byte_diff(before: np.ndarray, after: np.ndarray, base: int, name: str) -> BufferDiff | None:
     changed = before != after
-    if not changed.any():
+    lo = int(np.argmax(changed))
+    if not changed[lo]:
         return None
-    edges = np.diff(np.concatenate(([0], changed.view(np.int8), [0])))
-    starts = np.flatnonzero(edges == 1).astype(np.int64)
-    ends = np.flatnonzero(edges == -1).astype(np.int64)
-    return BufferDiff(base, name, int(after.size), starts, ends - starts, after[changed].copy())
+    hi = changed.size - int(np.argmax(changed[::-1]))
+    m = changed[lo:hi]
+    return BufferDiff(base, name, int(after.size), lo, hi - lo, np.packbits(m),
+                      after[lo:hi][m])
 
 
 class Snapshot:
@@ -186,33 +187,34 @@ class PartResult:
     steps: int = 0
     printf: list = field(default_factory=list)
     error: ErrorRecord | None = None
-    seconds: float = 0.0        # the part's run, in the worker
-    diff_seconds: float = 0.0   # snapshot + diff, in the worker
+    seconds: float = 0.0        # the part's run, in the worker (wall)
+    cpu_seconds: float = 0.0    # the part's run, in the worker (CPU time of its process)
+    diff_seconds: float = 0.0   # snapshot + diff, in the worker (CPU time)
     host: str = ""
     pid: int = 0
 
 
 def run_part(launch, part: Part, on_wave=None) -> PartResult:
     """Run `part` of a launch that has not run (in a worker) and collect what it changed."""
-    t0 = time.perf_counter()
+    c0 = time.process_time()
     launch.progress = False
     snap = Snapshot(launch.gmem)
     launch.gmem.atomic_log = []
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     error = None
     try:
         launch.run(only=set(part.waves), on_wave=on_wave)
     except Exception as exc:           # noqa: BLE001 - sent back, raised by the driver
         error = ErrorRecord.of(exc)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     diffs = snap.diffs()
     log = launch.gmem.atomic_log
     atomics = (np.unique(np.concatenate([a[:, None] + np.arange(size, dtype=np.uint64)
                                          for a, size in log], axis=None))
                if log else np.zeros(0, np.uint64))
-    t3 = time.perf_counter()
+    c3 = time.process_time()
     return PartResult(part, diffs, atomics, launch.steps, list(launch.printf), error,
-                      t2 - t1, (t1 - t0) + (t3 - t2), socket.gethostname(), os.getpid())
+                      t2 - t1, c2 - c1, (c1 - c0) + (c3 - c2), socket.gethostname(), os.getpid())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,20 +245,22 @@ def merge(launch, results: list[PartResult], *, allow_order_dependent: bool = Fa
                 raise WorkerError(f"{r.part.describe()} changed global buffer '{d.name}' at "
                                   f"{d.base:#x} ({d.nbytes} bytes), which the driver does not "
                                   "have mapped")
-            pos = d.positions()
+            m = d.mask()
+            seg = buf.u8[d.lo:d.lo + d.span]
             mask = written.get(d.base)
             if mask is None:
                 mask = written[d.base] = np.zeros(buf.nbytes, bool)
-            elif not allow_order_dependent:
-                again = mask[pos]
+            w = mask[d.lo:d.lo + d.span]
+            if not allow_order_dependent:
+                again = w & m
                 if again.any():
-                    differ = buf.u8[pos[again]] != d.data[again]
+                    differ = seg[again] != d.data[again[m]]
                     if differ.any():
-                        off = int(pos[again][np.argmax(differ)])
+                        off = d.lo + int(np.flatnonzero(again)[np.argmax(differ)])
                         _write_conflict(results, r, d, buf, off,
-                                        int(d.data[again][np.argmax(differ)]))
-            buf.u8[pos] = d.data
-            mask[pos] = True
+                                        int(d.data[again[m]][np.argmax(differ)]))
+            seg[m] = d.data
+            w |= m
     launch.steps = sum(r.steps for r in results)
     launch.printf = [line for r in results for line in r.printf]
     if failed is not None:
