@@ -112,8 +112,8 @@ def part2(reps: int, K: int) -> None:
         wall_same.append(t1 / t3)
         cpu_ratio.append(c1 / (slow + d.merge_cpu_seconds))
         print(f"  rep {r}: 1 process {t1:.2f} s (CPU {c1:.2f} s) | 2 workers {t2:.2f} s "
-              f"-> x{wall_own[-1]:.2f} (part CPU {', '.join(f'{x:.2f}' for x in d.part_cpu_seconds)}"
-              f" s, snapshot+diff CPU {max(d.worker_overhead_seconds):.2f} s, merge CPU "
+              f"-> x{wall_own[-1]:.2f} (part CPU "
+              f"{', '.join(f'{x:.2f}' for x in d.part_cpu_seconds)} s, snapshot+diff CPU {max(d.worker_overhead_seconds):.2f} s, merge CPU "
               f"{d.merge_cpu_seconds:.2f} s, {d.returned_bytes / 1e6:.1f} MB back; CPU ratio "
               f"x{cpu_ratio[-1]:.2f}) | 2 workers, same session {t3:.2f} s -> "
               f"x{wall_same[-1]:.2f}   (load {load():.1f})")

@@ -230,3 +230,20 @@ def test_small_ptx_is_legal():
                                                     "small.ptx"), "-o", os.devnull],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_reading_what_an_earlier_workers_cta_wrote_is_not_detected():
+    # docs/distributed.md "Not detected": relay's CTA c reads out[c - 1], written by CTA c - 1.
+    # One process runs the waves in order (42, 43, 44, 45); the second worker starts from the
+    # bytes before the launch, so its CTAs read 0 — different bits, no error.
+    one, two = np.zeros(4, np.uint32), np.zeros(4, np.uint32)
+    ptxsim.launch(SMALL, "relay", 4, 32, args=[one], max_resident_ctas=1)
+    ptxsim.launch(SMALL, "relay", 4, 32, args=[two], max_resident_ctas=1, workers=2)
+    assert one.tolist() == [42, 43, 44, 45]
+    assert two.tolist() == [42, 43, 1, 2]
+
+
+def test_an_unknown_launch_option_is_named():
+    with pytest.raises(OperandError, match="launch option 'colour' is not known"):
+        ptxsim.launch(SMALL, "same", 4, 32, args=[np.zeros(4, np.uint32)], workers=2,
+                      colour="red")

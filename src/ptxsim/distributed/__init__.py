@@ -1,5 +1,6 @@
 """Scale-out (front door): one launch split across worker processes or a Ray cluster
 (`launch(..., workers=...)`), and farms of many independent launches (`farm`).
 docs/distributed.md."""
-from ptxsim.distributed.launch import Distribution, launch, resolve_workers, run_launch  # noqa: F401
+from ptxsim.distributed.launch import (Distribution, launch, resolve_workers,  # noqa: F401
+                                       run_launch)
 from ptxsim.distributed.farm import FarmReport, Task, TaskResult, farm  # noqa: F401,E402

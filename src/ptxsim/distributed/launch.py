@@ -2,6 +2,7 @@
 machine or across a Ray cluster, merged into the bits one process gives (or a named error)."""
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -69,6 +70,13 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
     `new_session`: local workers start their own session (see ptxsim.distributed.local)."""
     from ptxsim.machine.executor import Launch
     backend, n, address = resolve_workers(workers)
+    known = set(inspect.signature(Launch.__init__).parameters) - {"self", "ptx", "kernel", "grid",
+                                                                   "block", "cluster", "args"}
+    known |= {"workers", "allow_order_dependent", "new_session"}
+    for k in options:
+        if k not in known:
+            raise OperandError(f"launch option '{k}' is not known to this ptxsim (known: "
+                               f"{', '.join(sorted(known))})")
     run = Launch(ptx, kernel, grid, block, cluster, args, target=target,
                  dynamic_shared=dynamic_shared, **options)
     spec = None

@@ -36,3 +36,9 @@ extern "C" __global__ void saxpy(float a, const float *x, float *y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = a * x[i] + y[i];
 }
+
+// CTA c > 0 stores out[c - 1] + 1 at out[c]; CTA 0 stores 42: each CTA reads what the CTA
+// before it wrote (a race on hardware unless the CTAs run in order)
+extern "C" __global__ void relay(unsigned *out) {
+    if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x == 0 ? 42 : out[blockIdx.x - 1] + 1;
+}
