@@ -180,3 +180,24 @@ def test_bad_spec_files_are_named(tmp_path):
     with pytest.raises(FarmSpecError, match="cannot read"):
         load_spec(tmp_path / "missing.json")
     assert main(["farm", str(p)]) == 1
+
+
+def test_warnings_are_findings_and_unknown_options_are_named_rows():
+    tasks = [Task(SMALL, "read_clock", grid=4, block=32, args=["zeros:uint64:4"],
+                  options={"workers": 2, "max_resident_ctas": 1}),
+             Task(SMALL, "same", grid=1, block=32, args=["zeros:uint32:4"],
+                  options={"colour": "red"})]
+    report = farm(tasks, workers=1, progress=False)
+    first, second = report.results
+    assert first.ok and len(first.findings) == 1
+    assert first.findings[0].startswith("OneWorkerWarning: this launch runs in one worker: line ")
+    assert second.error_type == "OperandError" and "launch option 'colour'" in second.error
+
+
+def test_sanitize_modes_become_a_launch_option_axis():
+    spec = {"kernels": [{"file": str(SMALL), "kernel": "same", "args": ["zeros:uint32:4"],
+                         "sanitize": ["none", "full"], "shapes": [{"n": 1}, {"n": 2}]}]}
+    tasks = expand_spec(spec, Path("."))
+    assert [(t.shape["n"], t.options, t.seed) for t in tasks] == [
+        (1, {"sanitize": "none"}, 0), (1, {"sanitize": "full"}, 0),
+        (2, {"sanitize": "none"}, 1), (2, {"sanitize": "full"}, 1)]
