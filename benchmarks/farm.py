@@ -99,8 +99,10 @@ def main() -> None:
     c0 = time.process_time()
     warm = farm(ts, workers=ray, progress=False)
     driver_cpu = (time.process_time() - c0) / len(ts)
-    for r in (cold, warm):
-        assert [x.outputs for x in r.results] == digests
+    for what, r in (("cold", cold), ("warm", warm)):
+        bad = [(x.index, x.name, x.status, x.error_type, x.error[:120])
+               for x, want in zip(r.results, digests) if x.outputs != want]
+        assert not bad, (what, bad[:5], len(bad))
     print(f"Ray farm, cold workers: {cold.seconds:.1f} s -> x{seq.seconds / cold.seconds:.2f}; "
           f"warm: {warm.seconds:.1f} s -> x{seq.seconds / warm.seconds:.2f}; with the Ray "
           f"start: x{seq.seconds / (warm.seconds + start):.2f} (load {load()})")

@@ -359,7 +359,9 @@ def _run_pool(tasks: list[Task], n: int, new_session: bool, tick) -> list[TaskRe
 
 def _run_ray(ray, tasks: list[Task], tick) -> list[TaskResult]:
     from ptxsim.distributed.ray_backend import remote
-    fn = remote(ray, run_task, num_cpus=1, max_retries=0)
+    # a task whose worker process died (Ray's memory monitor kills one when the node runs low)
+    # runs once more; a task's own errors never retry (run_task returns them as rows)
+    fn = remote(ray, run_task, num_cpus=1, max_retries=1)
     futures = {fn.remote(t, i): i for i, t in enumerate(tasks)}
     results: dict[int, TaskResult] = {}
     pending = list(futures)

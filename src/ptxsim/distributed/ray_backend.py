@@ -68,7 +68,8 @@ def remote(ray, fn, **options):
 
 def run_ray(ray, spec: dict, parts: list[Part], *, on_ctas=None) -> list[PartResult]:
     ref = ray.put(spec)
-    task = remote(ray, _remote_part, num_cpus=1, max_retries=0)
+    # a part whose worker process died runs once more (its result is the same bits)
+    task = remote(ray, _remote_part, num_cpus=1, max_retries=1)
     futures = {task.remote(ref, part): part for part in parts}
     results: dict[int, PartResult] = {}
     pending = list(futures)
