@@ -201,3 +201,12 @@ def test_sanitize_modes_become_a_launch_option_axis():
     assert [(t.shape["n"], t.options, t.seed) for t in tasks] == [
         (1, {"sanitize": "none"}, 0), (1, {"sanitize": "full"}, 0),
         (2, {"sanitize": "none"}, 1), (2, {"sanitize": "full"}, 1)]
+
+
+def test_a_farm_task_may_split_its_own_launch_over_workers():
+    tasks = saxpy_tasks(3)
+    for t in tasks:
+        t.options = {"workers": 2, "max_resident_ctas": 1}
+    report = farm(tasks, workers=2, progress=False)
+    assert all(r.ok for r in report.results), [r.error for r in report.results]
+    assert all(r.outputs["arg2"] == want_digest(t) for r, t in zip(report.results, tasks))

@@ -293,7 +293,10 @@ def _pool_child(tasks, conn, new_session: bool) -> None:
         except OSError:
             pass
     while True:
-        i = conn.recv()
+        try:
+            i = conn.recv()
+        except EOFError:              # the driver went away
+            break
         if i is None:
             break
         conn.send(run_task(tasks[i], i))
@@ -310,7 +313,9 @@ def _run_pool(tasks: list[Task], n: int, new_session: bool, tick) -> list[TaskRe
 
     def start_worker():
         mine, theirs = ctx.Pipe()
-        p = ctx.Process(target=_pool_child, args=(tasks, theirs, new_session), daemon=True,
+        # not a daemon: a task may itself launch with workers=N (a daemon cannot fork workers);
+        # it ends when the driver sends None or goes away
+        p = ctx.Process(target=_pool_child, args=(tasks, theirs, new_session),
                         name="ptxsim-farm-worker")
         p.start()
         theirs.close()

@@ -107,6 +107,8 @@ class BufferDiff:
 
 
 def byte_diff(before: np.ndarray, after: np.ndarray, base: int, name: str) -> BufferDiff | None:
+    if not after.size:
+        return None
     changed = before != after
     lo = int(np.argmax(changed))
     if not changed[lo]:
