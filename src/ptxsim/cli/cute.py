@@ -21,6 +21,10 @@ def register(sub) -> None:
     p.add_argument("--step-limit", type=int, default=None,
                    help="warp instructions one launch may run (default: ptxsim.launch's)")
     p.add_argument("--progress", action="store_true", help="a progress bar per launch")
+    p.add_argument("--workers", "-j", type=int, default=None,
+                   help="split each launch's waves over N worker processes (docs/distributed.md)")
+    p.add_argument("--max-resident-ctas", type=int, default=None,
+                   help="CTAs per wave (default: up to 148 and 16,384 threads)")
     p.add_argument("--keep", metavar="DIR", default=None,
                    help="keep the PTX the DSL compiles in DIR (default: a temporary folder)")
     p.add_argument("script", help="the CuTe DSL program (a .py file)")
@@ -38,6 +42,10 @@ def run(args) -> int:
         options["step_limit"] = args.step_limit
     if args.progress:
         options["progress"] = True
+    if args.workers is not None:
+        options["workers"] = args.workers
+    if args.max_resident_ctas is not None:
+        options["max_resident_ctas"] = args.max_resident_ctas
     driver.configure([d for d in args.device.split(",") if d], **options)
     from ptxsim.cuda import dsl, torch_cuda
     dsl.install(keep_dir=args.keep)

@@ -1844,7 +1844,7 @@ def _run(f: Function, g, b, cluster, dyn: int, image: bytes, nonportable: bool) 
                         module_globals={n: a for n, (a, _) in mod.globals.items()},
                         const_image=const, param_image=image, nonportable_cluster=nonportable,
                         **opts)
-        launch.run()
+        _run_launch(launch)
     except CudaError:
         raise
     except PtxsimError as e:
@@ -1858,6 +1858,25 @@ def _run(f: Function, g, b, cluster, dyn: int, image: bytes, nonportable: bool) 
     DRIVER.launches += 1
     DRIVER.last_launch = launch
     DRIVER.clock_ns += int(launch.steps)
+
+
+def _run_launch(launch) -> None:
+    """Run a built launch: in this process, or split by waves over local worker processes
+    when the driver is configured with workers=N (ptxsim.distributed; the device memory is
+    shared with the workers copy-on-write and their changed bytes merged back)."""
+    workers = DRIVER.options.get("workers")
+    if workers is None or workers == 1:
+        launch.run()
+        return
+    from ptxsim.distributed.launch import resolve_workers, run_launch
+    from ptxsim.errors import UnsupportedFeature
+    backend, n, _ = resolve_workers(workers)
+    if backend == "ray":
+        raise UnsupportedFeature("ptxsim.cuda splits launches over worker processes on this "
+                                 "machine (workers=N); Ray would need the device memory on "
+                                 "every node")
+    run_launch(launch, backend, n,
+               allow_order_dependent=DRIVER.options.get("allow_order_dependent", False))
 
 
 @api

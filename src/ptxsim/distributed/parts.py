@@ -239,8 +239,10 @@ def merge(launch, results: list[PartResult], *, allow_order_dependent: bool = Fa
     for r in results:
         for d in r.diffs:
             buf = by_base.get(d.base)
-            if buf is None and getattr(gmem, "on_miss", None) is not None \
-                    and gmem.on_miss(d.base, d.nbytes):
+            # a buffer a worker mapped during its run (a front door's resolver mapping host
+            # memory a kernel touched first): the driver maps it the same way
+            if buf is None and getattr(gmem, "resolver", None) is not None \
+                    and gmem.resolver(d.base, 1):
                 by_base = {b.base: b for b in gmem.buffers}
                 buf = by_base.get(d.base)
             if buf is None or buf.nbytes != d.nbytes:
