@@ -247,3 +247,13 @@ def test_an_unknown_launch_option_is_named():
     with pytest.raises(OperandError, match="launch option 'colour' is not known"):
         ptxsim.launch(SMALL, "same", 4, 32, args=[np.zeros(4, np.uint32)], workers=2,
                       colour="red")
+
+
+def test_allowing_order_dependence_over_atomics_keeps_the_later_workers_count():
+    # docs/distributed.md: with allow_order_dependent an atomic counter updated in two workers
+    # keeps the later worker's value — block_sum's CTA c adds x[256 c : 256 (c + 1)] to out[0]
+    x = np.arange(3000, dtype=np.int32)
+    out = np.zeros(1, np.int32)
+    ptxsim.launch(BASIC, "block_sum", 12, 256, args=[x, out, 3000], max_resident_ctas=6,
+                  workers=2, allow_order_dependent=True)
+    assert out[0] == x[6 * 256:].sum() != x.sum()
