@@ -97,21 +97,35 @@ def test_access_shapes_refused():
 
 def test_shared_per_cta_and_cluster_mapa():
     m = Memory(n_ctas=4, threads_per_cta=32, cluster_size=2, static_shared=256)
-    # thread t of CTA c stores c*100 + t at offset 4t of its own shared memory
+    # thread t of CTA c stores c*100 + t at offset 4t of its own shared memory; a CTA's own
+    # shared::cta addresses carry its rank in the cluster in bits 24+ (CUTLASS's 2-SM kernels
+    # clear bit 24 of their own mbarrier address to name the even CTA: Sm100MmaPeerBitMask)
     thr = np.arange(128)
-    m.store("shared::cta", 4 * (thr % 32), thr // 32 * 100 + thr % 32, 4, thread=thr)
+    rank = (thr // 32) % 2
+    own = (rank << CLUSTER_RANK_SHIFT) | 4 * (thr % 32)
+    m.store("shared::cta", own, thr // 32 * 100 + thr % 32, 4, thread=thr)
     assert m.shared.data[2, 8:12].view(np.uint32)[0] == 202
+    assert m.shared.data[3, 8:12].view(np.uint32)[0] == 302
     # mapa: CTA 1 (rank 1 of cluster 0) reads CTA 0's word 5 through shared::cluster
-    addr = m.shared.mapa([20], 0, 1)
-    assert int(addr[0]) == (1 << CLUSTER_RANK_SHIFT) | 20
+    addr = m.shared.mapa([(1 << CLUSTER_RANK_SHIFT) | 20], 0, 1)
+    assert int(addr[0]) == 20
     assert m.load("shared::cluster", addr, 4, thread=[32])[0, 0] == 5
     # the same rank from CTA 3 (rank 1 of cluster 1) means CTA 2
     assert m.load("shared::cluster", addr, 4, thread=[96])[0, 0] == 205
-    # a plain shared::cta address used as shared::cluster names the executing CTA
-    assert m.load("shared::cluster", [20], 4, thread=[96])[0, 0] == 305
+    # an own shared::cta address used as shared::cluster names the executing CTA; clearing
+    # bit 24 of it names the even CTA of the pair
+    a3 = (1 << CLUSTER_RANK_SHIFT) | 20
+    assert m.load("shared::cluster", [a3], 4, thread=[96])[0, 0] == 305
+    assert m.load("shared::cluster", [a3 & ~(1 << 24)], 4, thread=[96])[0, 0] == 205
     assert m.shared.getctarank(addr, 3)[0] == 0
+    assert m.shared.getctarank([a3], 3)[0] == 1
     with pytest.raises(MemoryAccessError, match="rank 2"):
         m.shared.mapa([20], 2, 0)
+    with pytest.raises(MemoryAccessError, match="rank 2"):
+        m.load("shared::cluster", [2 << CLUSTER_RANK_SHIFT], 4)
+    # shared::cta names the executing CTA only
+    with pytest.raises(MemoryAccessError, match="not the executing CTA"):
+        m.load("shared::cta", [20], 4, thread=[32])
     with pytest.raises(MemoryAccessError, match="beyond"):
         m.load("shared::cta", [256], 4)
 
@@ -300,5 +314,6 @@ def test_isspacep_shared_cta_is_own_cta_only():
     plain = m.cvta_to_generic("shared::cta", [8])
     addrs = np.concatenate([own, other, plain])
     assert m.isspacep("shared::cta", addrs, cta=0).tolist() == [True, False, True]
+    assert m.isspacep("shared::cta", addrs, cta=1).tolist() == [False, True, False]
     assert m.isspacep("shared::cluster", addrs).tolist() == [True, True, True]
     assert m.isspacep("global", addrs).tolist() == [False, False, False]

@@ -29,7 +29,7 @@ from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
 from ptxsim.machine.handlers import cluster_update, handler
 from ptxsim.machine.handlers import tcgen05 as tcgen05_handlers
 from ptxsim.machine.mbarrier import Mbarriers
-from ptxsim.machine.memory import GlobalMemory, Memory
+from ptxsim.machine.memory import CLUSTER_RANK_SHIFT, GlobalMemory, Memory
 from ptxsim.machine.params import pack_params, param_offsets
 from ptxsim.machine.program import TYPE_BYTES, UINT, Program
 from ptxsim.machine.program import reg_dtype as _reg_dtype
@@ -118,6 +118,11 @@ class Wave:
         self.cl_done = np.zeros(ncl, np.int64)           # completed phases per cluster
         self.compiled: dict[int, object] = {}
         self.cta_of = np.arange(self.N) // self.P
+        # a shared variable's address carries the CTA's rank in the cluster in bits 24+
+        # (machine/memory.py): per thread, None without a cluster (rank 0, plain offsets)
+        cs = geo.cluster_size
+        self.smem_rank = None if cs == 1 else \
+            ((self.cta_of % cs).astype(np.uint64) << np.uint64(CLUSTER_RANK_SHIFT))
         self.tstate = {}                                  # per-CTA tcgen05 state (lazy)
         self.on_progress = None                           # (fraction of threads done, steps)
         self.callparams: dict[str, np.ndarray] = {}       # per-thread call .param bytes
@@ -182,7 +187,7 @@ class Wave:
             sym = self.launch.symbols.get(op.name)
             if sym is not None and op.name not in self.regs and \
                     self.program.registers.get(op.name) is None:
-                return np.full(idx.size, sym.address, np.uint64)
+                return self.symbol_address(sym, idx)
             if idx is self._span_idx:                    # a fresh array, as a gather gives
                 v = self.reg(op.name)[self._span].copy()
             else:
@@ -197,8 +202,16 @@ class Wave:
             sym = self.launch.symbols.get(op.name)
             if sym is None:
                 raise OperandError(f"'{op.name}' is neither a register nor a variable")
-            return np.full(idx.size, sym.address + op.offset, np.uint64)
+            return self.symbol_address(sym, idx, op.offset)
         raise UnsupportedFeature(f"operand {op} ({op.kind}) is not supported here")
+
+    def symbol_address(self, sym, idx, offset: int = 0) -> np.ndarray:
+        """A variable's address (+ offset) for the threads idx: a shared variable's carries the
+        executing CTA's rank in the cluster (machine/memory.py)."""
+        v = np.full(idx.size, (sym.address + offset) & 0xFFFFFFFFFFFFFFFF, np.uint64)
+        if self.smem_rank is not None and sym.space == "shared::cta":
+            v += self.smem_rank[self._at(idx)]
+        return v
 
     @staticmethod
     def imm_bits(op: Immediate, width: int, ftype: str | None) -> int:
@@ -302,7 +315,7 @@ class Wave:
             return self._constant(bits, dt), dt
         if isinstance(op, Label):
             sym = self.launch.symbols.get(op.name)
-            if sym is None:
+            if sym is None or (self.smem_rank is not None and sym.space == "shared::cta"):
                 return general, None
             return self._constant(sym.address + op.offset, np.dtype(np.uint64)), \
                 np.dtype(np.uint64)
@@ -351,6 +364,8 @@ class Wave:
         name = op.base
         sym = self.launch.symbols.get(name)
         if self.declared(name) is None:
+            if sym is not None and self.smem_rank is not None and sym.space == "shared::cta":
+                return lambda idx: self.symbol_address(sym, idx, off)
             if sym is not None:
                 return self._constant((sym.address + off) & 0xFFFFFFFFFFFFFFFF,
                                       np.dtype(np.uint64))
@@ -370,7 +385,7 @@ class Wave:
             return np.full(idx.size, op.offset & 0xFFFFFFFFFFFFFFFF, np.uint64)
         sym = self.launch.symbols.get(op.base)
         if sym is not None and self.program.registers.get(op.base) is None:
-            base = np.full(idx.size, sym.address, np.uint64)
+            base = self.symbol_address(sym, idx)
         else:
             base = self.reg(op.base)[self._at(idx)].astype(np.uint64, copy=False)
         return base + np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)

@@ -5,9 +5,9 @@ One `Memory` holds every space of the CTAs that run in step:
 | space           | storage                               | address                               |
 |-----------------|---------------------------------------|---------------------------------------|
 | global          | the user's numpy arrays / CPU tensors | fake device address (GLOBAL_BASE ...) |
-| shared::cta     | `shared.data[cta, offset]` (uint8)    | byte offset in the CTA's shared memory|
-| shared::cluster | same array, CTA chosen by rank        | `(rank + 1) << 24 | offset`, or a     |
-|                 |                                       | shared::cta offset (executing CTA)    |
+| shared::cta     | `shared.data[cta, offset]` (uint8)    | `rank << 24 | offset`: the CTA's own  |
+|                 |                                       | rank in the cluster, byte offset      |
+| shared::cluster | same array, CTA chosen by rank        | `rank << 24 | offset`                 |
 | local           | `local.data[thread, offset]`          | byte offset in the thread's local mem |
 | param           | kernel parameter bytes (read-only)    | byte offset                           |
 | const           | bank-0 constant bytes (read-only)     | byte offset                           |
@@ -15,7 +15,11 @@ One `Memory` holds every space of the CTAs that run in step:
 
 Addresses are invented but deterministic: the PTX ISA leaves their values to the implementation
 (5.1.6 / 5.1.7 name only the windows). A .shared::cta address is also a valid .shared::cluster
-address naming the executing CTA (5.1.5); `mapa` puts the target rank into bits [24, 28).
+address naming the executing CTA (5.1.5): a CTA's own shared addresses carry its
+%cluster_ctarank in bits [24, 28), as on the hardware, where CUTLASS's 2-SM kernels clear bit 24
+of their own mbarrier's address to name the even CTA of the pair (`Sm100MmaPeerBitMask`, the PTX
+of CUTLASS example 70); `mapa` puts the target rank there. Without a cluster the rank is 0 and
+an address is the plain offset.
 
 Accesses are vectorised: one call per warp instruction (or per several CTAs), `addr` and `thread`
 are 1-D arrays over the participating threads, `mask` selects the active ones. Inactive threads
@@ -44,7 +48,7 @@ WINDOWS: dict[str, int] = {          # generic-address window bases (cvta)
     "param": 0x7C00_0000_0000,       # + kernel-parameter offset (cvta.param, PTX 7.7)
     "const": 0x7B00_0000_0000,       # + const bank-0 offset
 }
-CLUSTER_RANK_SHIFT = 24              # shared::cluster address: (rank + 1) << 24 | offset
+CLUSTER_RANK_SHIFT = 24              # shared address: rank << 24 | offset
 CLUSTER_OFFSET_MASK = (1 << CLUSTER_RANK_SHIFT) - 1
 
 # sm_100 limits (CUDA C Programming Guide, compute capability 10.0 table)
@@ -361,14 +365,30 @@ class SharedMemory:
         cta = np.broadcast_to(np.asarray(cta, np.int64), addr.shape)
         field = (addr >> np.uint64(CLUSTER_RANK_SHIFT)).astype(np.int64)
         off = (addr & np.uint64(CLUSTER_OFFSET_MASK)).astype(np.int64)
-        bad = field > self.cluster_size
+        bad = field >= self.cluster_size
         if bad.any():
             i = int(np.argmax(bad))
-            raise MemoryAccessError(f"shared::cluster address names CTA rank {field[i] - 1} but "
-                                    f"the cluster has {self.cluster_size} CTAs",
+            raise MemoryAccessError(f"shared::cluster address names CTA rank {field[i]} but "
+                                    f"the cluster has {self.cluster_size} CTA"
+                                    f"{'s' if self.cluster_size > 1 else ''}",
                                     address=int(addr[i]), space="shared::cluster")
         first = cta - cta % self.cluster_size
-        return np.where(field == 0, cta, first + field - 1), off
+        return first + field, off
+
+    def resolve_own(self, addr, cta) -> tuple[np.ndarray, np.ndarray]:
+        """shared::cta address of the executing CTA `cta` -> (cta, offset); an address whose
+        rank field names another CTA of the cluster is outside the .shared::cta window (5.1.5)."""
+        target, off = self.resolve_cluster(addr, cta)
+        cta = np.broadcast_to(np.asarray(cta, np.int64), target.shape)
+        bad = target != cta
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise MemoryAccessError(f"a .shared::cta access at {int(_as_u64(addr)[i]):#x} names "
+                                    f"the shared memory of CTA rank {int(target[i] % self.cluster_size)}"
+                                    f", not the executing CTA's (rank {int(cta[i] % self.cluster_size)}"
+                                    "): use .shared::cluster", address=int(_as_u64(addr)[i]),
+                                    space="shared::cta")
+        return target, off
 
     def mapa(self, addr, target_rank, cta) -> np.ndarray:
         """mapa.shared::cluster: the address of the same variable in CTA `target_rank`
@@ -380,7 +400,7 @@ class SharedMemory:
             raise MemoryAccessError(f"mapa to CTA rank {r} outside a cluster of "
                                     f"{self.cluster_size}", space="shared::cluster")
         off = addr & np.uint64(CLUSTER_OFFSET_MASK)
-        return off | ((rank.astype(np.uint64) + np.uint64(1)) << np.uint64(CLUSTER_RANK_SHIFT))
+        return off | (rank.astype(np.uint64) << np.uint64(CLUSTER_RANK_SHIFT))
 
     def getctarank(self, addr, cta) -> np.ndarray:
         """getctarank: %cluster_ctarank of the CTA a shared::cluster address points into."""
@@ -504,7 +524,7 @@ class Memory:
             sub = addr - np.uint64(WINDOWS["shared"])
             field = (sub >> np.uint64(CLUSTER_RANK_SHIFT)).astype(np.int64)
             cta = np.broadcast_to(np.asarray(cta, np.int64), addr.shape)
-            own = (field == 0) | (field - 1 == cta % self.shared.cluster_size)
+            own = field == cta % self.shared.cluster_size
             hit &= own
         return hit
 
@@ -538,8 +558,7 @@ class Memory:
         if space in ("shared::cta", "shared::cluster"):
             cta = thread // self.threads_per_cta
             if space == "shared::cta":
-                off = addr.astype(np.int64)
-                target = cta
+                target, off = self.shared.resolve_own(addr, cta)
             else:
                 target, off = self.shared.resolve_cluster(addr, cta)
             return [(everyone, ("shared", self.shared._flat(target, off, size, space, addr)))]
@@ -647,12 +666,18 @@ class Memory:
             typed = _typed_view(b.u8, size)
         else:
             sh = self.shared
+            if thread.dtype != np.int64:
+                return None
+            cta = thread // self.threads_per_cta
+            if sh.cluster_size > 1:          # the own rank in bits 24+ (see the module doc)
+                if ((addr >> np.uint64(CLUSTER_RANK_SHIFT)).view(np.int64)
+                        != cta % sh.cluster_size).any():
+                    return None
+                addr = addr & np.uint64(CLUSTER_OFFSET_MASK)
             if sh.size % size or int(addr.max()) + total > sh.size or \
                     not sh.data.flags.c_contiguous:
                 return None
-            if thread.dtype != np.int64:
-                return None
-            off = (thread // self.threads_per_cta) * sh.size + addr.view(np.int64)
+            off = cta * sh.size + addr.view(np.int64)
             typed = _typed_view(sh.data.reshape(-1), size)
         if typed is None:
             return None

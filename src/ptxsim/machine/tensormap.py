@@ -728,7 +728,7 @@ def issue_tma_load(proxy, issuer, tmap: TensorMap, coords, memory, mbarriers, *,
     """Queue one cp.async.bulk.tensor tile load on `proxy` (machine.async_proxy.AsyncProxy):
     at completion every destination CTA's shared memory receives the box and its mbarrier a
     complete-tx of the box bytes. `dst` and `mbar` are shared::cluster addresses of the
-    executing CTA `cta` (plain shared::cta offsets name `cta` itself)."""
+    executing CTA `cta` (its own shared::cta addresses are among them: machine/memory.py)."""
     shared = memory.shared
     (dcta,), (doff,) = shared.resolve_cluster([dst], [cta])
     (mcta,), (moff,) = shared.resolve_cluster([mbar], [cta])

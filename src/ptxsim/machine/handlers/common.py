@@ -83,5 +83,5 @@ def shared_target(wave, inst, op, idx, default="generic"):
         a = wave.memory.cvta_from_generic("shared::cluster", a)
         space = "shared::cluster"
     if space == "shared::cta":
-        return cta, a.astype(np.int64)
+        return wave.memory.shared.resolve_own(a, cta)
     return wave.memory.shared.resolve_cluster(a, cta)

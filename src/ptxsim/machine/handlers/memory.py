@@ -47,7 +47,7 @@ def _check_mbarrier_bytes(wave, inst, space: str, addr, idx, nbytes: int) -> Non
             return
         addr, cta, space = addr[sel] - _SHARED_WINDOW, cta[sel], "shared::cluster"
     if space == "shared::cta":
-        off = addr.astype(np.int64)
+        cta, off = wave.memory.shared.resolve_own(addr, cta)
     else:
         cta, off = wave.memory.shared.resolve_cluster(addr, cta)
     try:

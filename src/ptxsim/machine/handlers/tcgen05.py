@@ -219,7 +219,8 @@ def _captured_all(wave, inst, idx):
     for name in names:
         if wave.program.registers.get(name) is None:
             sym = wave.launch.symbols.get(name)
-            cols[name] = [sym.address if sym else 0] * len(idx)
+            cols[name] = (wave.symbol_address(sym, np.asarray(idx, np.int64)).tolist() if sym
+                          else [0] * len(idx))
         else:
             v = wave.reg(name)[idx]
             cols[name] = (v.astype(np.uint8) if v.dtype == np.bool_ else v).tolist()

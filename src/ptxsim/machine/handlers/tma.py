@@ -81,14 +81,6 @@ def _tma(wave, inst):
                 tm = _tensormap_at(wave, t, tens_at, tmaps[k])
                 coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
                 mbar = mbars[k]
-                if cg == 2 and mbar >> 24 == 0:
-                    # Deviation (docs/executor.md): on the hardware a shared::cta address carries
-                    # the CTA rank in bit 24 and CUTLASS clears it (Sm100MmaPeerBitMask) to name
-                    # the even CTA's mbarrier; ptxsim's shared::cta addresses carry no rank, so an
-                    # own-CTA mbarrier of a .cta_group::2 load means the pair's even CTA.
-                    rank = cta % wave.launch.geometry.cluster_size
-                    mbar = int(wave.memory.shared.mapa(np.array([mbar], np.uint64),
-                                                       rank & ~1, cta)[0])
                 mask = int(masks[k]) if mc else None
                 tm, coords = _packed_as_bytes(tm, coords)
                 tmod.issue_tma_load(wave.proxy, t, tm, coords, wave.memory, wave.mbar, cta=cta,
@@ -96,7 +88,8 @@ def _tma(wave, inst):
             else:
                 tm = _tensormap_at(wave, t, tens_at, tmaps[k])
                 coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
-                src = srcs[k]
+                (_,), (src,) = wave.memory.shared.resolve_own([srcs[k]], [cta])
+                src = int(src)
                 smem = wave.memory.shared.cta_view(cta)
                 tm, coords = _packed_as_bytes(tm, coords)
                 wave.proxy.issue(t, "bulk", perform=lambda tm=tm, c=coords, s=src, sm=smem:
@@ -132,12 +125,16 @@ def _bulk(wave, inst):
                                  signal=lambda c=mc_, o=mo, n=size:
                                  wave.mbar.complete_tx(int(c), int(o), n), what=text)
             elif dst_space == "global":
+                (_,), (src,) = sh.resolve_own([src], [cta])
+                src = int(src)
                 wave.proxy.issue(t, "bulk", perform=lambda d=dst, s=src, n=size, c=cta:
                                  tmod.bulk_shared_to_global(sh.cta_view(c), s,
                                                             wave.memory.global_, d, n), what=text)
             else:
                 (dc,), (do,) = sh.resolve_cluster([dst], [cta])
                 (mc_,), (mo,) = sh.resolve_cluster([int(wave.addr(ops[3], ti)[0])], [cta])
+                (_,), (src,) = sh.resolve_own([src], [cta])
+                src = int(src)
                 wave.proxy.issue(t, "bulk", perform=lambda dc=dc, do=do, s=src, n=size, c=cta:
                                  tmod.bulk_shared_to_shared(sh.cta_view(c), s,
                                                             sh.cta_view(int(dc)), int(do), n),
