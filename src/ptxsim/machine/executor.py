@@ -34,7 +34,8 @@ from ptxsim.machine.params import pack_params, param_offsets
 from ptxsim.machine.program import TYPE_BYTES, UINT, Program
 from ptxsim.machine.program import reg_dtype as _reg_dtype
 from ptxsim.machine.watchdog import (BLOCKED, EXITED, NO_WAIT, RUN, WAIT_BAR, WAIT_CLUSTER,
-                                     WAIT_MBAR, WAIT_TMEM, StepGuard, Wait, deadlock_error)
+                                     WAIT_MBAR, WAIT_PEER, WAIT_TMEM, StepGuard, Wait,
+                                     deadlock_error)
 from ptxsim.ptx import parse_module
 from ptxsim.ptx.instruction import (Address, Immediate, Label, Register, RegisterPair,
                                     SpecialRegister)
@@ -103,7 +104,9 @@ class Wave:
         # WAIT_MBAR: mbarrier (wait_cta, wait_off) phase parity wait_par / token wait_tok
         # (wait_is_par says which); WAIT_BAR: barrier key wait_cta * 64 + id in wait_bar;
         # WAIT_CLUSTER: the cluster index in wait_cta; WAIT_TMEM: a tcgen05.alloc of wait_par
-        # columns in CTA wait_cta, retried once tmem_frees differs from wait_tok
+        # columns in CTA wait_cta, retried once tmem_frees differs from wait_tok; WAIT_PEER: a
+        # .cta_group::2 alloc / dealloc of CTA wait_cta waiting for the peer CTA's warp (the
+        # peer's issue releases it: handlers/tcgen05.py)
         self.wait_kind = np.zeros(self.N, np.int8)
         self.wait_cta = np.zeros(self.N, np.int64)
         self.wait_off = np.zeros(self.N, np.int64)
@@ -536,6 +539,8 @@ class Wave:
             return ("cluster", int(self.wait_cta[t]))
         if k == WAIT_TMEM:
             return ("tmem", int(self.wait_cta[t]), int(self.wait_par[t]))
+        if k == WAIT_PEER:
+            return ("peer", int(self.wait_cta[t]))
         return ("?",)
 
     def deadlock(self) -> DeadlockError:
@@ -564,6 +569,12 @@ class Wave:
                 live = tcgen05_handlers.cta_state(self, info[1]).tmem.describe()
                 reason = (f"tcgen05.alloc of {info[2]} Tensor Memory columns in CTA "
                           f"{self._cta_name(info[1])} (allocated: {live}); no warp deallocates")
+                p_inst = p
+            elif info[0] == "peer":
+                peer = info[1] ^ 1 if self.launch.geometry.cluster_size > 1 else info[1]
+                reason = (f"the warp of the peer CTA {self._cta_name(peer)} to issue "
+                          f"{self.program.instructions[p].opcode}.cta_group::2 too (one warp of "
+                          "each CTA of the pair performs it collectively, 9.7.16.7.1)")
                 p_inst = p
             else:
                 reason, p_inst = "unknown", p

@@ -17,7 +17,7 @@ from ptxsim.errors import DeadlockError, OperandError, StepLimitExceeded
 # thread status in the scheduler (Wave.status) and why a BLOCKED thread waits (Wave.wait_kind);
 # the details of each wait live in per-thread arrays of the wave
 RUN, BLOCKED, EXITED = 0, 1, 2
-NO_WAIT, WAIT_MBAR, WAIT_BAR, WAIT_CLUSTER, WAIT_TMEM = 0, 1, 2, 3, 4
+NO_WAIT, WAIT_MBAR, WAIT_BAR, WAIT_CLUSTER, WAIT_TMEM, WAIT_PEER = 0, 1, 2, 3, 4, 5
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import TmemAllocBlocked, TmemLeakError
+from ptxsim.errors import TmemAllocBlocked, TmemLeakError, UndefinedBehavior
 from ptxsim.isa import tmem, tmem_cp, tmem_ldst
 from ptxsim.isa.cta import CtaPairState, CtaState
 from ptxsim.isa.legality import check_notes
 from ptxsim.isa.tcgen05_mma import execute_parsed, execute_parsed_batch
-from ptxsim.isa.tmem import TensorMemory
+from ptxsim.isa.tmem import TensorMemory, write_address
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.handlers.common import cta_group_of, shared_target, warps_of
+from ptxsim.machine.watchdog import BLOCKED, NO_WAIT, RUN, WAIT_PEER
 from ptxsim.ptx.instruction import Address, Register, Vector
 
 
@@ -60,59 +61,106 @@ def pair_state(wave, cta: int):
 
 
 def _alloc(wave, inst):
-    """tcgen05.alloc / dealloc / relinquish_alloc_permit, once per executing warp (per CTA pair
-    with .cta_group::2). An alloc that finds no free columns blocks (9.7.16.7.1: "the instruction
-    blocks until ... available"): its warp is suspended (WAIT_TMEM) and retries the instruction
-    after a dealloc; if no warp ever deallocates, the launch ends in a DeadlockError naming it."""
+    """tcgen05.alloc / dealloc / relinquish_alloc_permit, once per executing warp. An alloc that
+    finds no free columns blocks (9.7.16.7.1: "the instruction blocks until ... available"): its
+    warp is suspended (WAIT_TMEM) and retries the instruction after a dealloc; if no warp ever
+    deallocates, the launch ends in a DeadlockError naming it.
+
+    With .cta_group::2, alloc and dealloc are collective: "one warp from each of the peer CTAs
+    must collectively perform the allocation and de-allocation" (9.7.16.7.1). The warp that
+    issues first waits (WAIT_PEER) until the peer CTA's warp issues the same instruction, at
+    whatever later time; then the columns are allocated (the same in both Tensor Memories, the
+    address stored at each warp's own `dst`) or freed once, and both warps go on. CUTLASS's
+    2-SM kernels issue the two deallocs at different points of their CTAs' programs.
+    relinquish_alloc_permit gives up the executing CTA's permit."""
     op = inst.opcode
     cg = cta_group_of(inst)
     ops = inst.operands
+    where = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
         warps, first = warps_of(idx)
-        done_pairs: dict[int, bool] = {}                 # pair -> its alloc blocked
         blocked = []                                     # (warp, cta, nCols) of blocked allocs
+        waiting = []                                     # warps waiting for their peer
         for w, t in zip(warps.tolist(), first.tolist()):
             cta = int(wave.cta_of[t])
             ti = np.array([t])
-            if cg == 2:
-                pst = pair_state(wave, cta)
-                if id(pst) in done_pairs:
-                    if done_pairs[id(pst)]:
-                        blocked.append((w, cta, int(wave.read(ops[1], ti, 32)[0])))
-                    continue
-                done_pairs[id(pst)] = False
-                pair = pst.tmem_pair
             tm = cta_state(wave, cta).tmem
+            if op == "tcgen05.relinquish_alloc_permit":
+                tm.relinquish_alloc_permit(cta_group=cg)
+                continue
+            n = int(wave.read(ops[1], ti, 32)[0])
             if op == "tcgen05.alloc":
                 _, off = shared_target(wave, inst, ops[0], ti)
-                n = int(wave.read(ops[1], ti, 32)[0])
+                arg = int(off[0])
+            else:
+                arg = int(wave.read(ops[0], ti, 32)[0])
+            if cg == 1:
                 try:
-                    if cg == 2:
-                        pair.alloc(n, smem=(pst.even.smem, pst.odd.smem), dst=int(off[0]))
+                    if op == "tcgen05.alloc":
+                        tm.alloc(n, smem=wave.memory.shared.cta_view(cta), dst=arg)
                     else:
-                        tm.alloc(n, smem=wave.memory.shared.cta_view(cta), dst=int(off[0]))
+                        tm.dealloc(arg, n)
+                        wave.tmem_frees += 1
                 except TmemAllocBlocked:
                     blocked.append((w, cta, n))
-                    if cg == 2:
-                        done_pairs[id(pst)] = True
-            elif op == "tcgen05.dealloc":
-                taddr = int(wave.read(ops[0], ti, 32)[0])
-                n = int(wave.read(ops[1], ti, 32)[0])
-                (pair.dealloc(taddr, n) if cg == 2 else tm.dealloc(taddr, n))
-                wave.tmem_frees += 1
-            else:
-                (pair.relinquish_alloc_permit() if cg == 2 else tm.relinquish_alloc_permit())
-        if not blocked:
+                continue
+            # .cta_group::2: a collective of one warp of each CTA of the pair
+            pst = pair_state(wave, cta)
+            pst.check_active(f"{where}: CTA {wave._cta_name(cta)}")
+            pend = wave.tstate.setdefault(("peer", id(pst)), {})
+            other = pend.get(op)
+            if other is None:
+                pend[op] = (cta, w, n, arg)
+                waiting.append((w, cta))
+                continue
+            pcta, pw, pn, parg = other
+            if pcta == cta:
+                raise UndefinedBehavior(f"{where}: two warps of CTA {wave._cta_name(cta)} issue "
+                                        f"{op}.cta_group::2 while the peer CTA's warp has not; "
+                                        "one warp of each CTA of the pair performs it "
+                                        "collectively (9.7.16.7.1)")
+            if pn != n or (op == "tcgen05.dealloc" and parg != arg):
+                raise UndefinedBehavior(f"{where}: the two CTAs of the pair issue {op}."
+                                        f"cta_group::2 with different operands ({pn}, {parg:#x} "
+                                        f"and {n}, {arg:#x})")
+            pair = pst.tmem_pair
+            try:
+                if op == "tcgen05.alloc":
+                    taddr = pair.alloc(n)
+                    write_address(wave.memory.shared.cta_view(cta), arg, taddr)
+                    write_address(wave.memory.shared.cta_view(pcta), parg, taddr)
+                else:
+                    pair.dealloc(arg, n)
+                    wave.tmem_frees += 1
+            except TmemAllocBlocked:
+                blocked.append((w, cta, n))              # retried after a dealloc; the peer
+                continue                                 # keeps waiting
+            del pend[op]
+            if (pw, pcta) in waiting:                    # the peer issued in this same step
+                waiting.remove((pw, pcta))
+                continue
+            peer = np.arange(pw * WARP_SIZE, (pw + 1) * WARP_SIZE)
+            peer = peer[(wave.status[peer] == BLOCKED) & (wave.wait_kind[peer] == WAIT_PEER)]
+            wave.status[peer] = RUN
+            wave.wait_kind[peer] = NO_WAIT
+            wave.pc[peer] += 1
+        if not blocked and not waiting:
             wave.advance(idx)
             return
-        wait = np.zeros(idx.size, bool)
+        stay = np.zeros(idx.size, bool)
         for w, cta, n in blocked:
             sel = idx // WARP_SIZE == w
-            wait |= sel
+            stay |= sel
             wave.block_on_tmem(idx[sel], cta, n)
-        if (~wait).any():
-            wave.advance(idx[~wait])
+        for w, cta in waiting:
+            sel = idx // WARP_SIZE == w
+            stay |= sel
+            wave.status[idx[sel]] = BLOCKED
+            wave.wait_kind[idx[sel]] = WAIT_PEER
+            wave.wait_cta[idx[sel]] = cta
+        if (~stay).any():
+            wave.advance(idx[~stay])
     return run
 
 
@@ -124,6 +172,14 @@ def cta_exit(wave, cta: int, where: str) -> None:
     if st is None:
         return
     st.exited = True
+    if wave.launch.geometry.cluster_size % 2 == 0:
+        for op, (pcta, _, _, _) in wave.tstate.get(("peer", id(pair_state(wave, cta))),
+                                                   {}).items():
+            if pcta != cta:
+                raise UndefinedBehavior(f"{where}: CTA {wave._cta_name(cta)} exits while the "
+                                        f"warp of its peer CTA {wave._cta_name(pcta)} waits for "
+                                        f"it in {op}.cta_group::2; the peer CTA must be active "
+                                        "(9.7.16.5, Table 46)")
     if st.tmem.allocations:
         ctaid = tuple(int(x) for x in wave.launch.geometry.ctaid(int(wave.ctas[cta])))
         raise TmemLeakError(f"{where}: CTA {ctaid} exits with Tensor Memory still allocated "
