@@ -121,6 +121,19 @@ class TrapExecuted(TrapError):
         super().__init__(message)
 
 
+class DeviceAssertion(TrapExecuted):
+    """A device-side `assert` failed: the kernel called `__assertfail` (CUDA's assert; nvcc 13.0
+    output), printed `file:line: function: block: [..], thread: [..] Assertion `expr` failed.`
+    and aborted, as the GPU does; the host's next call returns cudaErrorAssert /
+    CUDA_ERROR_ASSERT (sticky). `messages` holds the printed lines."""
+
+    cuda_result = "CUDA_ERROR_ASSERT"
+
+    def __init__(self, message: str, threads=(), messages=()):
+        self.messages = list(messages)
+        super().__init__(message, threads)
+
+
 class BreakpointTrap(TrapExecuted):
     """`brkpt` executed with no debugger attached: the hardware aborts the kernel as for `trap`
     (H200: both compile to BPT.TRAP and end in 'unspecified launch failure'; docs/misc.md)."""

@@ -132,13 +132,14 @@ class Program:
             except KeyError:
                 f = None
             if f is not None and f.body is None and name in EXTERN_FUNCTIONS:
-                # a system call the executor performs itself (entry -1): vprintf
+                # a system call the executor performs itself (entry -1): vprintf, __assertfail
                 functions[name] = Callee(name, -1, [], [])
                 continue
             if f is None or f.body is None:
                 raise UnsupportedFeature(f"line {call.loc.line}: call of '{name}', which has no "
                                          "body in this module (of the extern functions only "
-                                         "vprintf is modelled)")
+                                         f"{' and '.join(sorted(EXTERN_FUNCTIONS))} are "
+                                         "modelled)")
             local = {p.name for p in list(f.params) + list(f.return_params or [])}
             ftable = RegisterTable(f.registers)
             rename[0] = _renamer(name, lambda n, L=local, T=ftable: n in L or T.get(n) is not None)
@@ -192,7 +193,7 @@ class Program:
 
 
 # extern functions with no PTX body that the executor implements (CUDA system calls)
-EXTERN_FUNCTIONS = {"vprintf"}
+EXTERN_FUNCTIONS = {"vprintf", "__assertfail"}
 
 
 @dataclass

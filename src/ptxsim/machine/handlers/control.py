@@ -1,6 +1,6 @@
 """Control flow: bra, brx.idx, call / ret (a per-thread call stack, the argument and return
-`.param` copies, per-depth frames of recursive functions; the extern `vprintf` goes to
-`handlers.printf`) and trap.
+`.param` copies, per-depth frames of recursive functions; the extern `vprintf` and
+`__assertfail` go to `handlers.printf`) and trap.
 """
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ def _call(wave, pc, inst):
     args = groups[1] if has_ret else (groups[0] if groups else None)
     actual = [e.name for e in args.elements] if args is not None else []
     if callee.entry < 0:                              # extern system call (program.py)
+        if callee.name == "__assertfail":
+            return printf.assertfail_handler(wave, inst, actual)
         return printf.vprintf_handler(wave, inst, actual,
                                       inst.operands[0].elements[0].name if has_ret else None)
     if len(actual) != len(callee.params):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import OperandError, UnsupportedFeature
+from ptxsim.errors import DeviceAssertion, OperandError, UnsupportedFeature
 from ptxsim.machine.handlers.common import callparam
 from ptxsim.ptx.instruction import Address
 
@@ -181,4 +181,43 @@ def vprintf_handler(wave, inst, actual: list[str], ret: str | None):
             r = callparam(wave, Address(ret))
             r[idx, :4] = nargs.astype("<i4").view(np.uint8).reshape(idx.size, 4)
         wave.advance(idx)
+    return run
+
+
+def assertfail_handler(wave, inst, actual: list[str]):
+    """call __assertfail, (message, file, line, function, charSize): the system call behind a
+    failed device `assert` (nvcc 13.0: `.extern .func __assertfail(.param .b64, .param .b64,
+    .param .b32, .param .b64, .param .b64)`, generic addresses of the expression text, the file
+    and the function's signature). As on the GPU, each calling thread prints
+    `file:line: function: block: [x,y,z], thread: [x,y,z] Assertion `expr` failed.` (to stderr)
+    and the kernel aborts: DeviceAssertion (the host sees cudaErrorAssert)."""
+    if len(actual) != 5:
+        raise OperandError(f"__assertfail takes 5 parameters (message, file, line, function, "
+                           f"charSize), the call passes {len(actual)}")
+    launch = wave.launch
+
+    def word(i, idx, n):
+        b = callparam(wave, Address(actual[i]))[idx, :n].copy()
+        return b.view("<u8" if n == 8 else "<u4")[:, 0]
+
+    def run(idx):
+        msg_p, file_p, fn_p = word(0, idx, 8), word(1, idx, 8), word(3, idx, 8)
+        line = word(2, idx, 4)
+        lines = []
+        for k, t in enumerate(idx.tolist()):
+            def text(p):
+                return "" if int(p) == 0 else _cstring(wave, int(p), t).decode("utf-8",
+                                                                                "replace")
+            cta = int(wave.ctas[int(wave.cta_of[t])])
+            block = ",".join(str(int(x)) for x in launch.geometry.ctaid(cta))
+            thread = ",".join(str(int(wave.sregs[f"%tid.{c}"][t])) for c in "xyz")
+            lines.append(f"{text(file_p[k])}:{int(line[k])}: {text(fn_p[k])}: block: [{block}], "
+                         f"thread: [{thread}] Assertion `{text(msg_p[k])}` failed.")
+        sys.stdout.flush()
+        for ln in lines:
+            sys.stderr.write(ln + "\n")
+        sys.stderr.flush()
+        more = f" (and {len(lines) - 1} more threads)" if len(lines) > 1 else ""
+        raise DeviceAssertion(f"line {inst.loc.line}: device assert failed: {lines[0]}{more}",
+                              threads=idx.tolist(), messages=lines)
     return run
