@@ -940,14 +940,29 @@ def _image_bytes(image) -> bytes:
             shentsize, shnum = struct.unpack_from("<HH", head, 0x3A)
             return ctypes.string_at(p, shoff + shentsize * shnum)
         if struct.unpack_from("<I", head)[0] == FATBIN_MAGIC:
-            hsize, = struct.unpack_from("<H", head, 6)
-            fsize, = struct.unpack_from("<Q", head, 8)
-            return ctypes.string_at(p, hsize + fsize)
+            size = 0                                   # containers follow one another
+            while struct.unpack_from("<I", ctypes.string_at(p + size, 4))[0] == FATBIN_MAGIC:
+                hsize, fsize = struct.unpack_from("<HQ", ctypes.string_at(p + size + 6, 10))
+                size += hsize + fsize
+            return ctypes.string_at(p, size)
         return ctypes.string_at(p)
     try:
         return bytes(memoryview(image).cast("B"))
     except TypeError:
         _fail("CUDA_ERROR_INVALID_VALUE", f"image: {type(image).__name__} is not an image")
+
+
+def _fatbin_ptx(raw: bytes) -> str | None:
+    """The PTX of a fat binary that runs on the current device: of its PTX entries, the
+    newest whose .target the device runs (`_target_ok`)."""
+    from ptxsim.cuda import fatbin
+    try:
+        found = fatbin.ptx_entries(raw)
+    except fatbin.FatbinError as e:
+        _fail("CUDA_ERROR_INVALID_IMAGE", f"the fat binary cannot be read: {e}")
+    cc = DRIVER.current().device.spec.cc if DRIVER.current() else (10, 0)
+    ok = [e for e in found if _target_ok(e.target, cc)]
+    return max(ok, key=lambda e: e.arch).text if ok else None
 
 
 def _image_ptx(image) -> str:
@@ -958,8 +973,14 @@ def _image_ptx(image) -> str:
         for reader in DRIVER.image_readers:
             if ptx is None:
                 ptx = reader(raw)
+        if ptx is None and raw[:4] != ELF_MAGIC:
+            ptx = _fatbin_ptx(raw)
         if ptx is None:
-            kind = "cubin (SASS only)" if raw[:4] == ELF_MAGIC else "fatbin without PTX"
+            if raw[:4] == ELF_MAGIC:
+                kind = "cubin (SASS only)"
+            else:
+                from ptxsim.cuda import fatbin
+                kind = f"fat binary without PTX for this device (it holds {fatbin.describe(raw)})"
             _fail("CUDA_ERROR_NO_BINARY_FOR_GPU", f"the image is a {kind}: ptxsim runs PTX, so "
                   "build with PTX in the binary (nvcc -gencode arch=compute_100a,code=compute_100a)"
                   " or load the .ptx")
