@@ -65,3 +65,17 @@ def test_the_host_sees_cuda_error_assert_and_the_context_stays_broken(capsys):
         cuda.cuMemAlloc(16)
     assert "Assertion `p[i] < n` failed." in capsys.readouterr().err
     cuda.reset()
+
+
+def test_a_fault_records_where_it_happened():
+    # the memcheck-style report of ptxsim.cuda reads these: the faulting thread's access
+    ptx = (Path(__file__).parent / "data" / "exec" / "assert_kernel.ptx").read_text()
+    p = np.arange(32, dtype=np.int32)
+    out = np.zeros(16, np.int32)                  # threads 16.. write past its end
+    from ptxsim.errors import MemoryAccessError
+    with pytest.raises(MemoryAccessError) as e:
+        launch(ptx, KERNEL, 1, 32, args=[p, 100, out])
+    err = e.value
+    assert err.access == "write" and err.size == 4 and err.tid == (16, 0, 0)
+    assert err.ctaid == (0, 0, 0) and err.kernel == KERNEL
+    assert err.instruction.startswith("st.global") and isinstance(err.ptx_line, int)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import (AsyncProxyError, DeadlockError, OperandError, UndefinedBehavior,
-                           UnsupportedFeature)
+from ptxsim.errors import (AsyncProxyError, DeadlockError, OperandError, PtxsimError,
+                           UndefinedBehavior, UnsupportedFeature)
 from ptxsim.machine.async_proxy import AsyncProxy
 from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
 from ptxsim.machine.handlers import cluster_update, handler
@@ -443,7 +443,11 @@ class Wave:
                 fn = self.compiled[p] = self.compile(p)
             guard.tick(-(-idx.size // WARP_SIZE), self.program.instructions[p].loc.line)
             self.launch.steps += 1
-            fn(idx)
+            try:
+                fn(idx)
+            except PtxsimError as e:
+                self.where(e, p, idx)
+                raise
             if self.on_progress is not None and self.launch.steps % 256 == 0:
                 self.on_progress(float((status == EXITED).mean()), self.launch.steps)
             if p in backward:
@@ -456,6 +460,22 @@ class Wave:
                         yielded |= in_w
                         any_yielded = True
         self.finish()
+
+    def where(self, e: PtxsimError, p: int, idx) -> None:
+        """Record on an error raised at pc p where it happened, once (the innermost wins):
+        `kernel`, `ptx_line`, `instruction`, and `ctaid` / `tid` of the faulting thread (the
+        error's own `thread`, a thread number of this wave, else the first executing one)."""
+        if getattr(e, "ptx_line", None) is not None:
+            return
+        inst = self.program.instructions[p]
+        e.kernel, e.ptx_line, e.instruction = self.program.function.name, inst.loc.line, str(inst)
+        t = getattr(e, "thread", None)
+        if not isinstance(t, (int, np.integer)) or not 0 <= int(t) < self.N:
+            t = int(idx[0])
+        t = int(t)
+        e.ctaid = tuple(int(x) for x in
+                        self.launch.geometry.ctaid(int(self.ctas[int(self.cta_of[t])])))
+        e.tid = tuple(int(self.sregs[f"%tid.{c}"][t]) for c in "xyz")
 
     def finish(self) -> None:
         # complete whatever the asynchronous proxy still holds (bulk stores, ...)

@@ -626,6 +626,12 @@ class Memory:
     def load_bytes(self, space: str, addr, size: int, *, vec: int = 1, mask=None,
                    thread=None) -> np.ndarray:
         """ld.space of `vec` elements of `size` bytes per thread -> (n, size*vec) uint8."""
+        try:
+            return self._load_bytes(space, addr, size, vec, mask, thread)
+        except MemoryAccessError as e:
+            raise _blame(e, addr, thread, size * vec, "read") from None
+
+    def _load_bytes(self, space, addr, size, vec, mask, thread):
         a, t, active, total = self._check(space, addr, size, vec, mask, thread)
         if a.size and a.size == active.size:     # every thread active
             return self._read_parts(self._resolve(space, a, total, t, False), total, a.size,
@@ -712,6 +718,12 @@ class Memory:
     def store(self, space: str, addr, values, size: int, *, vec: int = 1, mask=None,
               thread=None) -> None:
         """st.space{.vN}.bSIZE*8 of `values` ((n, vec) raw bits, or broadcastable)."""
+        try:
+            self._store(space, addr, values, size, vec, mask, thread)
+        except MemoryAccessError as e:
+            raise _blame(e, addr, thread, size * vec, "write") from None
+
+    def _store(self, space, addr, values, size, vec, mask, thread):
         a, t, active, total = self._check(space, addr, size, vec, mask, thread)
         data = elements_to_bytes(values, size, vec, active.size)
         if a.size != active.size:           # some threads inactive
@@ -817,6 +829,22 @@ class Memory:
         store = self.shared if kind == "shared" else {"local": self.local, "param": self.param,
                                                         "const": self.const}[kind]
         return store.data.reshape(-1)[int(where[0]):int(where[0]) + nbytes].copy()
+
+
+def _blame(e: MemoryAccessError, addr, thread, size: int, access: str) -> MemoryAccessError:
+    """Name the thread (launch thread number) whose access of `size` bytes faulted, when the
+    error's address is one of the accessed addresses, and what it did (memcheck-style reports:
+    ptxsim.cuda)."""
+    if getattr(e, "access", None) is None:
+        e.access, e.size = access, size
+    if e.thread is None and e.address is not None:
+        a = _as_u64(addr).reshape(-1)
+        hit = np.flatnonzero(a == np.uint64(e.address & 0xFFFFFFFFFFFFFFFF))
+        if hit.size:
+            i = int(hit[0])
+            e.thread = i if thread is None else int(np.broadcast_to(
+                np.asarray(thread, np.int64), a.shape)[i])
+    return e
 
 
 def _signed(a):
