@@ -19,9 +19,20 @@ from ptxsim.cuda.driver import (CUtensorMap, LaunchConfig, configure, device_arr
 from ptxsim.cuda.enums import CURESULT
 from ptxsim.errors import CudaError
 
+def native_path(library: str) -> str | None:
+    """The path of ptxsim's stand-in for libcuda.so.1 (`library="cuda"`) or libcudart.so.13
+    (`"cudart"`), built by `pip install` when a C compiler and a shared libpython are there
+    (docs/cudacpp.md); None when it was not built."""
+    import glob
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = sorted(glob.glob(os.path.join(here, f"_lib{library}.*so")))
+    return found[0] if found else None
+
+
 API = sorted(n for n, v in vars(_driver).items() if getattr(v, "cuda_api", False))
 globals().update({n: getattr(_driver, n) for n in API})
 
 __all__ = API + ["CUtensorMap", "LaunchConfig", "configure", "device_array", "kernel_params",
                  "register_image", "reset", "state", "DEVICES", "DeviceSpec", "CURESULT",
-                 "CudaError"]
+                 "CudaError", "native_path"]

@@ -568,3 +568,44 @@ def _block(b: bytes, frame: _Frame, out: bytearray, start: int) -> None:
     if r.pos != 0:
         raise FatbinError("Zstandard sequence stream does not end where its sequences do")
     out += lit[li:]
+
+
+# =================================================================================== ELF files
+def _elf_sections(data: bytes) -> dict[str, tuple[int, int, int, int]]:
+    """{name: (type, file offset, size, address)} of a 64-bit little-endian ELF file."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise FatbinError("not a 64-bit little-endian ELF file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    _, _, _, _, stroff, strsize = heads[shstrndx]
+    names = data[stroff:stroff + strsize]
+    out = {}
+    for name, stype, _, addr, off, size in heads:
+        out[names[name:names.index(b"\0", name)].decode()] = (stype, off, size, addr)
+    return out
+
+
+def elf_section(data: bytes, name: str) -> bytes | None:
+    """The bytes of a section (e.g. `.nv_fatbin`, where nvcc puts a program's fat binary)."""
+    sec = _elf_sections(data).get(name)
+    if sec is None or sec[0] == 8:                    # absent, or SHT_NOBITS
+        return None
+    return data[sec[1]:sec[1] + sec[2]]
+
+
+def elf_needed(data: bytes) -> list[str]:
+    """The shared libraries an ELF program names (DT_NEEDED)."""
+    secs = _elf_sections(data)
+    dyn, dynstr = secs.get(".dynamic"), secs.get(".dynstr")
+    if dyn is None or dynstr is None:
+        return []
+    strtab = data[dynstr[1]:dynstr[1] + dynstr[2]]
+    out = []
+    for k in range(0, dyn[2] - 15, 16):
+        tag, val = struct.unpack_from("<qQ", data, dyn[1] + k)
+        if tag == 0:
+            break
+        if tag == 1:                                  # DT_NEEDED
+            out.append(strtab[val:strtab.index(b"\0", val)].decode())
+    return out
