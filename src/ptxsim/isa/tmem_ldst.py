@@ -25,12 +25,14 @@ tables built once per (shape, num, pack).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
-from ptxsim.errors import OperandError, PtxValidationError, TmemAccessError, UndefinedBehavior
+from ptxsim.errors import (OperandError, PtxValidationError, SpecDeviationWarning, TmemAccessError,
+                           UndefinedBehavior)
 from ptxsim.isa.legality import Form, Operand, Slot, check_form, check_notes, match_slots
 from ptxsim.isa.targets import TCGEN05, Arch, Family, Req
 from ptxsim.isa.tmem import (ALIGNED, B32, LANES_PER_WARP, N_COLUMNS, SYNC, TCGEN05_SINCE,
@@ -289,6 +291,9 @@ def resolve(tmem, fmap: FragmentMap, taddr, warps: np.ndarray, split, what: str)
     lo = (LANES_PER_WARP * (warps % 4)).reshape((nw,) + (1,) * (lanes.ndim - 1))
     bad = (lanes < lo) | (lanes >= lo + LANES_PER_WARP)
     if bad.any():
+        lanes = _own_quarter(lanes, lo, bad, nw, what)
+        bad = (lanes < lo) | (lanes >= lo + LANES_PER_WARP)
+    if bad.any():
         w, *rest = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
         raise TmemAccessError(
             f"{what}: warp {int(warps[w])} (warp {int(warps[w]) % 4} of its warpgroup) may access "
@@ -305,6 +310,28 @@ def resolve(tmem, fmap: FragmentMap, taddr, warps: np.ndarray, split, what: str)
         wgrid = np.broadcast_to(warps.reshape((nw,) + (1,) * (lanes.ndim - 1)), lanes.shape)
         tmem.check_allocated(lanes, cols, what, warps=wgrid)
     return lanes, cols
+
+
+def _own_quarter(lanes, lo, bad, nw: int, what: str):
+    """A warp whose taddr names lanes of another warp's quarter, all inside that one quarter:
+    undefined in the PTX ISA (9.7.16.8.1), but DeepGEMM's sm100 epilogues issue tcgen05.ld with
+    lane 0 from every warp of a warpgroup and give correct results on B200: the hardware takes
+    the lane quarter from the warp. ptxsim does the same, with a SpecDeviationWarning. An access
+    that crosses a quarter boundary stays a TmemAccessError."""
+    flat = lanes.reshape(nw, -1)
+    quarter = flat // LANES_PER_WARP
+    one = (quarter == quarter[:, :1]).all(axis=1)
+    fix = bad.reshape(nw, -1).any(axis=1) & one
+    if not fix.any():
+        return lanes
+    warnings.warn(SpecDeviationWarning(
+        f"{what}: a warp's taddr names lanes of another warp's quarter (undefined, 9.7.16.8.1); "
+        "the warp's own quarter is used, as the hardware does (DeepGEMM relies on it)"),
+        stacklevel=3)
+    out = flat.copy()
+    lo_flat = lo.reshape(nw, -1)[:, :1]
+    out[fix] = lo_flat[fix] + out[fix] % LANES_PER_WARP
+    return out.reshape(lanes.shape)
 
 
 def _nwarps_from(taddr) -> int | None:

@@ -4,9 +4,13 @@ shared-memory address operand to (CTA, offset).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from ptxsim.errors import SpecDeviationWarning
 from ptxsim.machine.grid import WARP_SIZE
+from ptxsim.machine.memory import WINDOW_SIZE, WINDOWS
 from ptxsim.machine.program import TYPE_BYTES
 from ptxsim.ptx.instruction import Address, Vector
 
@@ -82,6 +86,30 @@ def shared_target(wave, inst, op, idx, default="generic"):
     if space == "generic":
         a = wave.memory.cvta_from_generic("shared::cluster", a)
         space = "shared::cluster"
+    elif (a >= _SHARED_LO).any() and ((a >= _SHARED_LO) & (a < _SHARED_HI)).all():
+        a = _generic_as_shared(wave, inst, a)
     if space == "shared::cta":
         return wave.memory.shared.resolve_own(a, cta)
     return wave.memory.shared.resolve_cluster(a, cta)
+
+
+_SHARED_LO = np.uint64(WINDOWS["shared"])
+_SHARED_HI = np.uint64(WINDOWS["shared"] + WINDOW_SIZE)
+_warned: set = set()
+
+
+def _generic_as_shared(wave, inst, a):
+    """A generic address of the shared window given to an instruction with an explicit
+    .shared::cta / .shared::cluster operand: undefined in the PTX ISA, but ThunderKittens'
+    B200 kernels pass `cvta.shared` results to tcgen05.alloc.shared::cta and run on the
+    hardware, whose generic shared window is 4 GiB aligned, so the address's low 32 bits are
+    the shared address. ptxsim's window is 4 GiB aligned too: the same 32 bits are used, with a
+    SpecDeviationWarning once per instruction."""
+    key = (id(wave.program), inst.loc.line)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(SpecDeviationWarning(
+            f"line {inst.loc.line}: {inst}: a generic address is used as a shared-space "
+            "address (undefined in the PTX ISA); its low 32 bits are taken, as the hardware "
+            "does"), stacklevel=2)
+    return a - _SHARED_LO
