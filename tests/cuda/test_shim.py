@@ -174,3 +174,20 @@ def test_struct_layouts_agree_with_the_cuda_13_headers(tmp_path):
     assert out[k].split() == ["144", "24", "72"]        # 3 size_t, then 13 ints from 24
     assert out[k + 1].split() == ["88", "8", "16"]
     assert out[k + 2].split() == ["24", "32", "40", "48", "72"]
+
+
+def test_a_launch_report_carries_the_kernels_warnings(tmp_path, monkeypatch, capsys):
+    import json
+    import warnings
+
+    from ptxsim.errors import SpecDeviationWarning
+    monkeypatch.setenv("PTXSIM_EXEC_REPORT", str(tmp_path / "r.jsonl"))
+    cuda.reset()
+
+    def kernel():
+        warnings.warn(SpecDeviationWarning("line 9: as the hardware does"))
+        warnings.warn(SpecDeviationWarning("line 9: as the hardware does"))
+    shim._launch_call(kernel, "k", (1, 1, 1), (32, 1, 1), None, 0)
+    (ev,) = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert ev["warnings"] == ["SpecDeviationWarning: line 9: as the hardware does"]
+    assert capsys.readouterr().err.count("as the hardware does") == 1

@@ -115,6 +115,8 @@ def summary(events: list[dict]) -> str:
                 else e["result"])
         lines.append(f"  {_short(demangle(e['kernel']))}  grid {tuple(e['grid'])} block {tuple(e['block'])}"
                      f"{cl} shared {e['shared']} B: {what}")
+        for w in e.get("warnings") or ():
+            lines.append(f"    warning: {w[:300]}")
         f = e.get("finding")
         if f:
             lines.append(f"    {f['error']} at PTX line {f['ptx_line']} ({f['instruction']}), "

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import warnings
 
 from ptxsim.cuda import driver as drv
 from ptxsim.cuda import enums, runtime
@@ -252,7 +253,8 @@ def _stream(s: int) -> int:
     return 0 if s in (1, 2) else s
 
 
-def _launch_report(kernel: str, grid, block, cluster, shared: int, e: CudaError | None):
+def _launch_report(kernel: str, grid, block, cluster, shared: int, e: CudaError | None,
+                   warned=()):
     ctx = drv.DRIVER.current()
     spec = ctx.device.spec if ctx is not None else None
     last = drv.DRIVER.last_launch
@@ -260,7 +262,7 @@ def _launch_report(kernel: str, grid, block, cluster, shared: int, e: CudaError 
           "cluster": list(cluster) if cluster else None, "shared": shared,
           "device": spec.name if spec else None, "target": spec.target if spec else None,
           "steps": int(last.steps) if last is not None and e is None else None,
-          "result": e.result if e is not None else "CUDA_SUCCESS"}
+          "result": e.result if e is not None else "CUDA_SUCCESS", "warnings": list(warned)}
     if e is not None:
         f = e.finding
         ev["why"] = e.why
@@ -672,18 +674,32 @@ def _get_kernel(out, host_fun):
 
 
 def _launch_call(run, name, grid, block, cluster, shared, driver=False):
-    """Run a launch; report it; a kernel fault leaves the context's sticky error for the next
-    call (the launch itself returns success, as a GPU's asynchronous launch does)."""
-    try:
-        run()
-    except CudaError as e:
-        _launch_report(name, grid, block, cluster, shared, e)
-        if _is_fault(e):
-            if driver:
-                raise
-            return
-        raise
-    _launch_report(name, grid, block, cluster, shared, None)
+    """Run a launch; report it (with the warnings the kernel raised: spec deviations, ...); a
+    kernel fault leaves the context's sticky error for the next call (the launch itself returns
+    success, as a GPU's asynchronous launch does)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            run()
+        except CudaError as e:
+            _launch_report(name, grid, block, cluster, shared, e, _warned(caught))
+            if _is_fault(e):
+                if driver:
+                    raise
+                return
+            raise
+    _launch_report(name, grid, block, cluster, shared, None, _warned(caught))
+
+
+def _warned(caught) -> list[str]:
+    """The distinct warnings of a launch, each also written to stderr once."""
+    out = []
+    for w in caught:
+        text = f"{w.category.__name__}: {w.message}"
+        if text not in out:
+            out.append(text)
+            sys.stderr.write(f"ptxsim: {text}\n")
+    return out
 
 
 def _rt_launch(host_fun, grid, block, args, shared, stream, attrs=()):
