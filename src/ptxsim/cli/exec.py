@@ -86,6 +86,7 @@ def environment(libdir: str, report: str, device: str | None, step_limit: int | 
                            "shared libpython on Linux; reinstall ptxsim where both are present")
     for name, target in paths.items():
         os.symlink(target, os.path.join(libdir, name))
+        os.symlink(target, os.path.join(libdir, name.rsplit(".", 1)[0]))   # dlopen("libcuda.so")
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join([libdir] + [p for p in env.get(
         "LD_LIBRARY_PATH", "").split(os.pathsep) if p])
