@@ -191,3 +191,17 @@ def test_a_launch_report_carries_the_kernels_warnings(tmp_path, monkeypatch, cap
     (ev,) = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert ev["warnings"] == ["SpecDeviationWarning: line 9: as the hardware does"]
     assert capsys.readouterr().err.count("as the hardware does") == 1
+
+
+def test_a_map_ptxsim_cannot_encode_is_a_named_error_not_a_crash():
+    # the sm_100-only swizzle 128B_atom_32B (CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4): its bytes
+    # were never recorded, so the driver model refuses it by name (CUTLASS example 83 meets it)
+    from ptxsim.errors import CudaError
+    cuda.reset()
+    cuda.cuInit(0)
+    cuda.cuCtxSetCurrent(cuda.cuDevicePrimaryCtxRetain(0))
+    d = cuda.cuMemAlloc(1 << 16)
+    with pytest.raises(CudaError) as e:
+        cuda.cuTensorMapEncodeTiled(7, 2, d, [256, 64], [1024], [32, 16], [1, 1], 0, 4, 2, 0)
+    assert e.value.result == "CUDA_ERROR_NOT_SUPPORTED" and "128B_atom_32B" in e.value.why
+    cuda.reset()

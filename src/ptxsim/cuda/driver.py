@@ -2010,11 +2010,13 @@ def _cc() -> tuple[int, int]:
 
 
 def _tm_call(fn, *args):
-    from ptxsim.errors import TensorMapError
+    from ptxsim.errors import TensorMapError, UnsupportedFeature
     try:
         return CUtensorMap(fn(*args))
     except TensorMapError as e:
         _fail("CUDA_ERROR_INVALID_VALUE", str(e))
+    except UnsupportedFeature as e:            # a map ptxsim cannot write the driver's bytes of
+        _fail("CUDA_ERROR_NOT_SUPPORTED", f"ptxsim cannot encode this map: {e}")
 
 
 @api
