@@ -222,3 +222,13 @@ def test_nvcc_style_module():
     assert mov.operands[1] == Register("%v", ".y")
     fma = next(i for i in k.instructions if i.opcode == "fma")
     assert [o.raw for o in fma.operands[2:]] == [0x3F000000, 0xBF800000]
+
+
+def test_a_managed_variable_declaration():
+    # nvcc 13.0 writes `__managed__ int x;` as `.global .attribute(.managed) .align 4 .u32 x;`
+    from ptxsim.ptx import parse_module
+    m = parse_module(".version 9.0\n.target sm_100a\n.address_size 64\n"
+                     ".global .attribute(.managed) .align 4 .u32 managed_total;\n")
+    (v,) = m.variables
+    assert (v.name, v.type, v.align) == ("managed_total", ".u32", 4)
+    assert ".attribute(.managed)" in v.attrs

@@ -26,6 +26,7 @@ LINKAGE.3: /\.(visible|extern|weak|common)\b/
 var_decl: linkage* SPACE attr* declarator ("," declarator)* ["=" init] ";"
 SPACE.3: /\.(global|shared|const|local|param|tex)\b/
 attr: ".align" INT -> align
+    | ".attribute" "(" DIRECTIVE ("," DIRECTIVE)* ")" -> var_attribute
     | DIRECTIVE    -> attr
 declarator: NAME dims?
 dims: ("[" [INT] "]")+

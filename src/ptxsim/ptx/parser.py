@@ -55,7 +55,8 @@ class _Init(NamedTuple):
 def _type_of(attrs) -> str | None:
     """The element type among declaration attributes (not .ptr, a state space, or .vN)."""
     return next((a for a in attrs if a not in (".ptr", ".global", ".shared", ".const", ".local")
-                 and not re.fullmatch(r"\.v\d+", a)), None)
+                 and not re.fullmatch(r"\.v\d+", a) and not a.startswith(".attribute(")),
+                None)
 
 
 # Operand positions that name a branch target / callee, not a register.
@@ -155,6 +156,10 @@ class _Build(Transformer):
 
     def attr(self, tok):
         return _Attr("attr", str(tok))
+
+    def var_attribute(self, *toks):
+        # 5.4.8: .attribute(.managed) / (.unified(...)) on a .global variable, kept as one attr
+        return _Attr("attr", ".attribute(" + ",".join(str(t) for t in toks) + ")")
 
     def dims(self, *ds):
         return tuple(None if d is None else int_immediate(str(d)).value for d in ds)
