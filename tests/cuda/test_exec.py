@@ -73,14 +73,15 @@ def test_the_runtime_api_tour(tour):
     # device printf lands between the host's lines, in the program's own stdout
     assert out[7:9] == ["device says 42", "after printf"]
     assert out[9] == "double free: cudaErrorInvalidValue"
-    assert out[10] == "PASSED"
+    assert out[10] == "managed 69"                               # 5 + 64 atomic adds
+    assert out[11] == "PASSED"
     assert "findings: none" in r.stderr
 
 
 def test_a_failed_device_assert(tour):
     r = _exec(tour, "assert")
     assert r.returncode == 0
-    assert ("cudart_tour.cu:35: void checked(const int *, int): block: [0,0,0], "
+    assert ("cudart_tour.cu:38: void checked(const int *, int): block: [0,0,0], "
             "thread: [31,0,0] Assertion `p[threadIdx.x] < n` failed.") in r.stderr
     # the fault is sticky: the synchronising call and every later one return it
     assert r.stdout.split()[2:] == ["sync", "cudaErrorAssert", "later", "cudaErrorAssert"]

@@ -45,6 +45,7 @@ class FatBinary:
     kernels: dict = field(default_factory=dict)      # host stub address -> kernel name
     variables: dict = field(default_factory=dict)    # host shadow address -> (name, size)
     modules: dict = field(default_factory=dict)      # context handle -> driver Module
+    managed: dict = field(default_factory=dict)      # host pointer slot -> variable name
 
 
 @dataclass
@@ -118,6 +119,21 @@ class Runtime:
         fb = self.binary(handle)
         fb.variables[host_var] = (name, size)
         self.variables[host_var] = fb
+
+    def register_managed_var(self, handle: int, slot: int, name: str, size: int) -> None:
+        """A __managed__ variable: nvcc's host code reads it through the pointer at `slot`, which
+        must hold the variable's address before main runs (set at __cudaRegisterFatBinaryEnd:
+        the module is loaded then). Device memory is host memory here, so the host's loads and
+        stores through it are the device's."""
+        self.register_var(handle, slot, name, size)
+        self.binary(handle).managed[slot] = name
+
+    def end_registration(self, handle: int) -> None:
+        fb = self.binary(handle)
+        if fb.managed:
+            mod = self.module(fb)
+            for slot, name in fb.managed.items():
+                ctypes.c_uint64.from_address(slot).value = drv.cuModuleGetGlobal(mod, name)[0]
 
     def unregister(self, handle: int) -> None:
         fb = self.binaries.pop(handle, None)

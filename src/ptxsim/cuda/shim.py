@@ -618,6 +618,19 @@ def _register_fatbin(wrapper):
 
 @c(R, "__cudaRegisterFatBinaryEnd", "p", raw=True)
 def _register_end(handle):
+    try:
+        _rt().end_registration(handle)
+    except CudaError as e:
+        sys.stderr.write(f"ptxsim: {e}\n")
+    return 0
+
+
+@c(R, "__cudaRegisterManagedVar", "p p p p i z i i", raw=True)
+def _register_managed_var(handle, slot, device_addr, device_name, ext, size, constant, glob):
+    try:
+        _rt().register_managed_var(handle, slot, _read_str(device_name), size)
+    except CudaError as e:
+        sys.stderr.write(f"ptxsim: {e}\n")
     return 0
 
 

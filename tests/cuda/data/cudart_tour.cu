@@ -9,6 +9,9 @@
 
 __constant__ float scale[4];
 __device__ int counter;
+__managed__ int managed_total;
+
+__global__ void add_managed(int v) { atomicAdd(&managed_total, v); }
 
 __global__ void saxpy(const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -115,6 +118,10 @@ int main(int argc, char** argv) {
     CHECK(cudaFree(x));
     CHECK(cudaFree(y));
     printf("double free: %s\n", cudaGetErrorName(cudaFree(x)));
+    managed_total = 5;                       // the host writes a __managed__ variable ...
+    add_managed<<<2, 32>>>(1);
+    CHECK(cudaDeviceSynchronize());
+    printf("managed %d\n", managed_total);  // ... and reads what the kernel added
     printf("PASSED\n");
     return 0;
   }
