@@ -34,7 +34,13 @@ EXAMPLES = {                                       # name: (arguments, "Passed" 
 }
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+BLOCKED = {"83": "its metadata tensor map uses swizzle 128B_atom_32B, whose driver bytes ptxsim "
+                 "does not know (CUDA_ERROR_NOT_SUPPORTED; needs a B200 recording)"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=BLOCKED[n],
+                                                                          strict=True))
+                                  if n in BLOCKED else n for n in sorted(EXAMPLES)])
 def test_cutlass_example_passes_its_own_check(name):
     exe = Path(BIN) / name
     if not exe.exists():
