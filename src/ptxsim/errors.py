@@ -255,6 +255,33 @@ class UnlistedFormWarning(PtxsimError, UserWarning):
     operation with the named rounding, not the hardware's."""
 
 
+class PoisonValueError(UndefinedBehavior):
+    """A value the PTX ISA leaves unspecified (an integer division by zero, `mapa` to a rank
+    outside the cluster, the ctaid of a failed `clusterlaunchcontrol.try_cancel`, ...) was used
+    for an address, a branch, a store or another instruction with an effect outside the
+    registers. Computing such a value is not an error (real kernels compute and discard them);
+    using it is. Names the line that produced the value and the line that used it."""
+
+    def __init__(self, why: str, *, produced_line: int | None = None,
+                 produced: str = "", used_line: int | None = None, used: str = "",
+                 use: str = "", thread: int | None = None):
+        self.produced_line, self.produced = produced_line, produced
+        self.used_line, self.used, self.use, self.thread = used_line, used, use, thread
+        super().__init__(why)
+
+
+class SpecDeviationWarning(PtxsimError, UserWarning):
+    """Production code relies on hardware behaviour the PTX ISA text forbids (DeepGEMM's
+    tcgen05.ld lane field 0 from every epilogue warp, ThunderKittens' generic address to
+    tcgen05.alloc.shared::cta, ...). ptxsim runs it as the hardware does and warns, naming the
+    line and the rule; `warnings.simplefilter("error", SpecDeviationWarning)` refuses instead."""
+
+
+class UnexecutableInstructionWarning(PtxsimError, UserWarning):
+    """`ptxsim check`: the instruction is valid PTX but the executor has no semantics for it
+    (a launch that reaches it stops with ExecutionError / UnsupportedFeature)."""
+
+
 # --- the CUDA driver API model (ptxsim.cuda) --------------------------------------------------
 class CudaError(PtxsimError):
     """A CUDA driver call that fails as the driver would: `result` is the CUresult name

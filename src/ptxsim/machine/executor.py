@@ -26,7 +26,8 @@ from ptxsim.errors import (AsyncProxyError, DeadlockError, OperandError, PtxsimE
                            UndefinedBehavior, UnsupportedFeature)
 from ptxsim.machine.async_proxy import AsyncProxy
 from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
-from ptxsim.machine.handlers import cluster_update, handler
+from ptxsim.machine import poison
+from ptxsim.machine.handlers import cluster_update, handler, poison_kind
 from ptxsim.machine.handlers import tcgen05 as tcgen05_handlers
 from ptxsim.machine.mbarrier import Mbarriers
 from ptxsim.machine.memory import CLUSTER_RANK_SHIFT, GlobalMemory, Memory
@@ -141,6 +142,8 @@ class Wave:
         self.exited_ctas: set[int] = set()                # CTAs whose every thread exited
         self.mbar_live = False                            # an mbarrier.init has run (sync.py)
         self.tmem_frees = 0                               # tcgen05.dealloc count (WAIT_TMEM)
+        self.poison: dict[str, np.ndarray] = {}          # machine/poison.py
+        self.poison_origins: list = []
 
     def _at(self, idx):
         """`idx`, or the equivalent slice when `idx` is the current step's consecutive run."""
@@ -620,6 +623,9 @@ class Wave:
     # --------------------------------------------------------------------------- compilation
     def compile(self, pc: int):
         inst = self.program.instructions[pc]
+        return poison.wrap(self, inst, self._guarded(pc, inst), poison_kind(inst.opcode))
+
+    def _guarded(self, pc: int, inst):
         body = handler(self, pc, inst)              # machine/handlers: the dispatch table
         pred = inst.predicate
         if pred is None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ptxsim.errors import OperandError
+from ptxsim.errors import OperandError, PoisonValueError
 from ptxsim.isa.cta import CtaState
 from ptxsim.isa.stack import Stack
 from ptxsim.machine.executor import Launch, Wave
@@ -131,6 +131,20 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
     wave.compile(0)(idx)
     while wave.proxy.progress():          # asynchronous effects (tcgen05.cp / shift, copies)
         pass
+    for name in dest:                     # a returned value is a use (machine/poison.py)
+        a = wave.poison.get(name)
+        if a is not None and (a >= 0).any():
+            t = int(np.argmax(a >= 0))
+            pinst, why = wave.poison_origins[int(a[t])]
+            e = PoisonValueError(f"{where}: {pinst}: {why} (thread {t}); the value returned in "
+                                 f"{name} is unspecified", produced_line=pinst.loc.line,
+                                 produced=str(pinst), used=str(pinst),
+                                 use="the value returned to the caller", thread=t)
+            # the bits ptxsim computed, and which threads' are unspecified, for a caller that
+            # wants them anyway (e.g. to compare with a hardware record)
+            e.values = {n: wave.regs[n] for n in dest if n in wave.regs}
+            e.poison = {n: wave.poison[n] >= 0 for n in dest if n in wave.poison}
+            raise e
     return {name: wave.regs[name] for name in dest if name in wave.regs}
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 from ptxsim.errors import ExecutionError, OperandError, PtxValidationError, UnsupportedFeature, \
     UndefinedBehavior
 from ptxsim.isa import registry
+from ptxsim.machine import poison
 from ptxsim.machine.handlers import (arith, clc, control, matrix, memory, registered, stack, sync,
                                      tcgen05, tma, wgmma)
 from ptxsim.machine.handlers.stack import attach_stack  # noqa: F401 (ptxsim.execute state=Stack)
@@ -96,6 +97,23 @@ TABLE.update({"ldmatrix": _w(matrix._ldmatrix), "stmatrix": _w(matrix._stmatrix)
 TABLE.update({op: _w(b) for op, b in wgmma.BUILDERS.items()})
 TABLE.update({"clusterlaunchcontrol.try_cancel": _w(clc._clc_try_cancel),
               "clusterlaunchcontrol.query_cancel": _w(clc._clc_query)})
+
+
+# Poison values (machine/poison.py): the opcodes through which an unspecified value flows from
+# sources to destinations without an effect outside the registers; every other opcode that
+# reads a poison register raises PoisonValueError.
+PURE_OPS = frozenset(arith.BASE_OPS | {"mov", "cvta", "mapa", "getctarank", "isspacep"} |
+                     set(arith.VIDEO_OPS))
+CROSS_LANE_OPS = frozenset({"shfl", "vote", "match", "redux"})
+
+
+def poison_kind(op: str) -> str:
+    """How a poison source of opcode `op` is treated (machine/poison.py)."""
+    if op in PURE_OPS:
+        return poison.PURE
+    if op in CROSS_LANE_OPS:
+        return poison.CROSS_LANE
+    return poison.EFFECT
 
 
 def handler(wave, pc: int, inst):

@@ -11,6 +11,7 @@ from ptxsim.errors import TargetError
 from ptxsim.isa import base as isa_base
 from ptxsim.isa.targets import parse_target, parse_version
 from ptxsim.isa import video
+from ptxsim.machine import poison
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.handlers.common import UINT, type_of, width_of
 from ptxsim.ptx.instruction import Register, RegisterPair, Vector
@@ -117,6 +118,8 @@ def _base(wave, inst):
         w_dst = wave.writer(dst)
     advance = wave.advance
     nargs = len(readers)
+    if op in ("div", "rem") and src_t and src_t[1] in "su" and nargs == 2:
+        return _int_div(wave, inst, fn, readers, w_dst)
     if nargs == 2 and not writes_cc and op != "setp" and not pair:
         r0, r1 = readers
 
@@ -149,6 +152,33 @@ def _base(wave, inst):
                 w_dst(idx, res[0])
         else:
             w_dst(idx, res)
+        advance(idx)
+    return run
+
+
+def _int_div(wave, inst, fn, readers, w_dst):
+    """Integer div / rem: a zero divisor gives an unspecified value (9.7.1.8 / 9.7.1.9:
+    "Division by zero yields an unspecified, machine-specific value"); that thread's destination
+    becomes poison (machine/poison.py), an error only where it is used."""
+    r0, r1 = readers
+    advance = wave.advance
+
+    def run(idx):
+        a, b = r0(idx), r1(idx)
+        zero = b == 0
+        anyzero = zero.any()
+        if anyzero:
+            b = np.where(zero, np.ones_like(b), b)
+        res = fn(a, b)
+        if isinstance(res, tuple):
+            res = res[0]
+        if anyzero:
+            res = np.where(zero, ~np.zeros_like(res), res)     # all ones, as the hardware's
+            # software division sequence gives for a zero divisor (not a promise: poison)
+        w_dst(idx, res)
+        if anyzero:
+            poison.produce(wave, inst.operands[0], np.asarray(idx)[zero], inst,
+                           "integer division by zero; PTX leaves the result unspecified")
         advance(idx)
     return run
 

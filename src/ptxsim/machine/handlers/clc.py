@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import UndefinedBehavior
+from ptxsim.machine import poison
 from ptxsim.machine.handlers.common import shared_target
 
 
@@ -51,7 +51,7 @@ def _clc_try_cancel(wave, inst):
 def _clc_query(wave, inst):
     """clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, handle;
     ...get_first_ctaid.v4.b32.b128 {x, y, z, _}, handle; ...get_first_ctaid::{x,y,z}.b32.b128
-    d, handle. The ctaid of a failed request is undefined: UndefinedBehavior."""
+    d, handle. The ctaid of a failed request is undefined: poison (machine/poison.py)."""
     ops = inst.operands
     dst, handle = ops[0], ops[1]
     is_canceled = inst.has(".is_canceled")
@@ -65,13 +65,15 @@ def _clc_query(wave, inst):
         if is_canceled:
             wave.write(dst, idx, ok)
         else:
-            if not ok.all():
-                raise UndefinedBehavior(f"line {inst.loc.line}: get_first_ctaid of a response "
-                                        "whose try_cancel failed (the ISA leaves it undefined)")
             if dim is not None:
                 wave.write(dst, idx, words[:, 1 + "xyz".index(dim)].astype(np.uint32))
             else:
                 for k, e in enumerate(dst.elements[:3]):
                     wave.write(e, idx, words[:, 1 + k].astype(np.uint32))
+            if not ok.all():
+                # the ctaid of a failed request is undefined (9.7.12.2): poison, an error only
+                # where it is used (machine/poison.py)
+                poison.produce(wave, dst, np.asarray(idx)[~ok], inst,
+                               "get_first_ctaid of a response whose try_cancel failed")
         wave.advance(idx)
     return run

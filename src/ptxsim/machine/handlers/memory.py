@@ -9,6 +9,7 @@ import numpy as np
 
 from ptxsim.errors import MbarrierError, MisalignedAddress, OperandError, UnsupportedFeature
 from ptxsim.isa import base as isa_base
+from ptxsim.machine import poison
 from ptxsim.machine.handlers.common import (UINT, callparam, elements_of, shared_target, space_of,
                                             type_of, vec_of)
 from ptxsim.machine.memory import WINDOW_SIZE, WINDOWS
@@ -321,13 +322,25 @@ def _mapa(wave, inst):
         generic = space == "generic"
         if generic:
             v = wave.memory.cvta_from_generic("shared::cluster", v)
+        outside = None
         if inst.opcode == "mapa":
             rank = wave.read(ops[2], idx, 32).astype(np.int64)
+            # a rank outside the cluster: the ISA defines no result (9.7.9.21); CuTe's
+            # cluster-launch-control code computes such addresses and never uses them, so the
+            # destination is poison (machine/poison.py) rather than an error here
+            outside = (rank < 0) | (rank >= sh.cluster_size)
+            if outside.any():
+                rank = np.where(outside, 0, rank)
+            else:
+                outside = None
             r = sh.mapa(v, rank, wave.cta_of[idx])
             if generic:
                 r = wave.memory.cvta_to_generic("shared::cluster", r)
         else:
             r = sh.getctarank(v, wave.cta_of[idx])
         wave.write(ops[0], idx, r)
+        if outside is not None:
+            poison.produce(wave, ops[0], np.asarray(idx)[outside], inst,
+                           f"mapa to a CTA rank outside the cluster of {sh.cluster_size}")
         wave.advance(idx)
     return run
