@@ -264,9 +264,11 @@ def cvt_x2(a, b=None, *, dtype: str, atype: str, rnd: str, relu: bool = False,
     - `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2,e2m3x2,e3m2x2}.f32 d, a, b`   -> uint16
     - `cvt.rn.satfinite{.relu}.e2m1x2.f32 d, a, b`                          -> uint8
     - `cvt.{rz,rp}{.satfinite}.ue8m0x2.f32 d, a, b`                         -> uint16
-    - `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a` -> uint16, `.e2m1x2.f16x2` -> uint8
+    - `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2,e2m3x2,e3m2x2}.{f16x2,bf16x2} d, a` -> uint16,
+      `.e2m1x2.{f16x2,bf16x2}` -> uint8
     - `cvt.{rz,rp}{.satfinite}.ue8m0x2.bf16x2 d, a`                         -> uint16
-    - `cvt.rn{.relu}.{f16x2,bf16x2}.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2} d, a` -> uint32
+    - `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2} d, a`       -> uint32
+    - `cvt.rn{.relu}{.satfinite}.bf16x2.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2} d, a` -> uint32
     - `cvt.rn.bf16x2.ue8m0x2 d, a`                                          -> uint32
 
     ptx_9_2: the module is PTX ISA 9.2 or newer for an sm_100a / sm_100f-or-newer target, which
@@ -290,8 +292,9 @@ def cvt_x2(a, b=None, *, dtype: str, atype: str, rnd: str, relu: bool = False,
             check_choice("cvt", "rounding", rnd, ("rn",))
             if not satfinite:
                 raise illegal("cvt", f"cvt to .{dtype} requires .satfinite")
-            if atype == "bf16x2" or (atype == "f16x2" and fmt not in ("e4m3", "e5m2", "e2m1")):
-                raise illegal("cvt", f"cvt.{dtype}.{atype} does not exist")
+            # .f16x2 / .bf16x2 sources for every 8/6/4-bit destination: PTX ISA 9.1
+            # (sm_100f / sm_110f / sm_120f; ptxas 13.5, tests/isa/test_cvt_new_forms.py);
+            # .f16x2 -> .e4m3x2 / .e5m2x2 since 8.1
         if atype == "f32":
             xa, xb = decode(bits(a, 32, "a"), F32), decode(bits(b, 32, "b"), F32)
         else:
@@ -314,10 +317,11 @@ def cvt_x2(a, b=None, *, dtype: str, atype: str, rnd: str, relu: bool = False,
             raise illegal("cvt", f"cvt.{dtype}.{atype} does not exist")
         if fmt != "ue8m0" and dtype == "bf16x2" and not ptx_9_2:
             # the PTX ISA 9.2 forms (Triton 3.9 emits them for sm_120a dot_scaled,
-            # tests/machine/test_exec_triton_sm90_sm120.py); exact widening as to .f16x2
+            # tests/machine/test_exec_triton_sm90_sm120.py); exact widening as to .f16x2, with
+            # .relu and .satfinite (ptxas 13.5 accepts both; tests/isa/test_cvt_new_forms.py)
             raise illegal("cvt", f"cvt.{dtype}.{atype} needs PTX ISA 9.2 and an sm_100a / "
                           "sm_100f-or-newer target")
-        if satfinite or (relu and fmt == "ue8m0"):
+        if (satfinite and dtype != "bf16x2") or (fmt == "ue8m0" and (relu or satfinite)):
             raise illegal("cvt", f"modifier not defined for cvt.{dtype}.{atype}")
         u = bits(a, 2 * w if w == 4 else 16, "a")
         m = np.uint64((1 << w) - 1)
@@ -330,6 +334,9 @@ def cvt_x2(a, b=None, *, dtype: str, atype: str, rnd: str, relu: bool = False,
             r = _round(np.asarray(v, np.float64), np.zeros(1), target, "rn")  # exact widening
             if relu:
                 r = np.where(((r & sign_bit(target)) != 0) & ~is_nan(r, target), np.uint64(0), r)
+            if satfinite:        # 9.7.9.21 .satfinite: an infinity becomes the largest finite
+                inf = (r & ~sign_bit(target)) == np.uint64(0x7F80)
+                r = np.where(inf, (r & sign_bit(target)) | np.uint64(0x7F7F), r)
             parts.append(r)
         return out((parts[0] << np.uint64(16)) | parts[1], 32)
     raise illegal("cvt", f"no packed conversion cvt.{dtype}.{atype}")

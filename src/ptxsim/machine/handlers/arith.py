@@ -53,7 +53,8 @@ def _ptx_9_2(launch) -> bool:
     v, t = getattr(launch, "ptx_version", None), getattr(launch, "target", None)
     try:
         tt = parse_target(t)
-        return v is not None and parse_version(v) >= (9, 2) and tt.sm >= 100 and \
+        # no .version (ptxsim.execute: one instruction, no module) = the newest PTX ISA
+        return (v is None or parse_version(v) >= (9, 2)) and tt.sm >= 100 and \
             tt.suffix in ("a", "f")
     except TargetError:        # an unparsable .version / target: the checks elsewhere name it
         return False
