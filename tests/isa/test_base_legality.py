@@ -1,11 +1,12 @@
-"""The legality tables of the base instructions against ptxas 13.0 (the oracle for PTX legality):
-every (instruction, type, qualifier) combination enumerated here is written as one PTX line, and
-the lines ptxas rejects must be exactly the combinations the Python API rejects with
-PtxValidationError."""
+"""The legality tables of the base instructions against ptxas 13.5 (the oracle for PTX legality,
+tests/ptxas135.py) at `.version 9.5`, the newest it knows (the isa functions judge a form by the
+newest PTX ISA): every (instruction, type, qualifier) combination enumerated here is written as
+one PTX line, and the lines ptxas rejects must be exactly the combinations the Python API rejects
+with PtxValidationError."""
 import itertools
 import re
-import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -16,8 +17,11 @@ from ptxsim.isa import floating as F
 from ptxsim.isa import integer as I
 from ptxsim.isa import logic as L
 
-PTXAS = shutil.which("ptxas")
-pytestmark = pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1]))
+import ptxas135  # noqa: E402
+
+PTXAS = ptxas135.find()
+pytestmark = pytest.mark.skipif(PTXAS is None, reason="ptxas 13.5 not found (tests/ptxas135.py)")
 
 REG = {16: "h1", 32: "r1", 64: "l1", "pred": "p1"}
 WIDTH = {"u16": 16, "s16": 16, "b16": 16, "f16": 16, "bf16": 16, "u32": 32, "s32": 32,
@@ -31,7 +35,7 @@ def r(type):
 
 def ptxas_rejects(lines):
     """Indices of the lines ptxas reports an error for (one instruction per line)."""
-    head = [".version 8.8", ".target sm_100a", ".address_size 64", ".visible .entry k() {",
+    head = [".version 9.5", ".target sm_100a", ".address_size 64", ".visible .entry k() {",
             ".reg .b16 h<4>;", ".reg .b32 r<4>;", ".reg .b64 l<4>;", ".reg .pred p<4>;",
             ".reg .b8 b<4>;", ".reg .b128 q<4>;"]
     text = "\n".join(head + lines + ["ret;", "}"]) + "\n"
@@ -53,7 +57,7 @@ def py_rejects(call):
     return False
 
 
-# Forms ptxas 13.0 assembles although the ISA's syntax tables do not list them. ptxsim follows
+# Forms ptxas assembles although the ISA's syntax tables do not list them. ptxsim follows
 # the ISA for these (the semantics of a 16-bit carry chain are not documented).
 PTXAS_ONLY = {"addc.u16 h1, h1, h1;", "addc.s16 h1, h1, h1;", "subc.u16 h1, h1, h1;",
               "subc.s16 h1, h1, h1;", "madc.hi.u16 h1, h1, h1, h1;",
