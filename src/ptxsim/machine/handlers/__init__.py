@@ -15,8 +15,10 @@ stack         stacksave, stackrestore, alloca
 sync          bar / barrier (.sync, .arrive, .red; bar.warp.sync), barrier.cluster, mbarrier.*
 tcgen05       tcgen05.alloc / dealloc / relinquish_alloc_permit / ld / st / wait / mma /
               commit / cp / shift
-tma           cp.async.bulk.tensor, cp.async.bulk, cp.async, the commit_group / wait_group /
+tma           cp.async.bulk.tensor (.tile), cp.async.bulk, cp.async, the commit_group / wait_group /
               wait_all of both families, cp.async.mbarrier.arrive, tensormap.replace, tensormap.cp_fenceproxy
+tma_modes     cp.reduce.async.bulk{.tensor}; the .tile::gather4 / .tile::scatter4 / .im2col modes
+              of cp.async.bulk.tensor
 matrix        ldmatrix, stmatrix (movmatrix: registered)
 wgmma         wgmma.fence / mma_async / commit_group / wait_group
 clc           clusterlaunchcontrol.try_cancel / query_cancel
@@ -34,7 +36,7 @@ from ptxsim.errors import ExecutionError, OperandError, PtxValidationError, Unsu
 from ptxsim.isa import registry
 from ptxsim.machine import poison
 from ptxsim.machine.handlers import (arith, clc, control, matrix, memory, registered, stack, sync,
-                                     tcgen05, tma, wgmma)
+                                     tcgen05, tma, tma_modes, wgmma)
 from ptxsim.machine.handlers.stack import attach_stack  # noqa: F401 (ptxsim.execute state=Stack)
 from ptxsim.machine.handlers.sync import cluster_update  # noqa: F401 (Wave.exit_threads)
 
@@ -92,7 +94,9 @@ TABLE.update({"cp.async.bulk.tensor": _w(tma._tma), "cp.async.bulk": _w(tma._bul
               "cp.async": _w(tma._cp_async),
               "cp.async.mbarrier.arrive": _w(tma._cp_async_arrive),
               "tensormap.replace": _w(tma._tensormap_replace),
-              "tensormap.cp_fenceproxy": _w(tma._tensormap_cp_fenceproxy)})
+              "tensormap.cp_fenceproxy": _w(tma._tensormap_cp_fenceproxy),
+              "cp.reduce.async.bulk": _w(tma_modes.reduce_bulk),
+              "cp.reduce.async.bulk.tensor": _w(tma._reduce_tensor)})
 TABLE.update({"ldmatrix": _w(matrix._ldmatrix), "stmatrix": _w(matrix._stmatrix)})
 TABLE.update({op: _w(b) for op, b in wgmma.BUILDERS.items()})
 TABLE.update({"clusterlaunchcontrol.try_cancel": _w(clc._clc_try_cancel),

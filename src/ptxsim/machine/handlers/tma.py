@@ -11,6 +11,7 @@ import numpy as np
 
 from ptxsim.errors import UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine import tensormap as tmod
+from ptxsim.machine.handlers import tma_modes
 from ptxsim.machine.handlers.common import SPACE_QUALS, UINT, cta_group_of, shared_target
 from ptxsim.machine.tensormap import TensorMap
 from ptxsim.ptx.instruction import Address, Immediate
@@ -54,9 +55,8 @@ def _tma(wave, inst):
     ops = inst.operands
     spaces = [q for q in inst.qualifiers if q in (".global", ".shared::cluster", ".shared::cta")]
     load = bool(spaces) and spaces[0] != ".global"        # .dst.src: shared <- global
-    if inst.has(".im2col") or inst.has(".gather4") or inst.has(".scatter4") or \
-            inst.has(".im2col::w") or inst.has(".im2col::w::128"):
-        raise UnsupportedFeature(f"{inst.mnemonic}: only tile mode is modelled")
+    if any(q.startswith((".im2col", ".tile::")) for q in inst.qualifiers):
+        return tma_modes.tensor_mode(wave, inst, _tensormap_at)    # gather4 / scatter4 / im2col
     mc = inst.has(".multicast::cluster")
     cg = cta_group_of(inst)
     text = f"line {inst.loc.line}: {inst}"
@@ -97,6 +97,11 @@ def _tma(wave, inst):
                                  what=text)
         wave.advance(idx)
     return run
+
+
+def _reduce_tensor(wave, inst):
+    """cp.reduce.async.bulk.tensor (handlers/tma_modes.py)."""
+    return tma_modes.reduce_tensor(wave, inst, _tensormap_at, _packed_as_bytes)
 
 
 def _bulk(wave, inst):
