@@ -70,7 +70,7 @@ def test_add_packed16():
 
 def test_illegal_qualifiers():
     with pytest.raises(PtxValidationError):
-        I.add([1], [2], type="u32", sat=True)
+        I.add([1], [2], type="u64", sat=True)
     with pytest.raises(PtxValidationError):
         I.add([1], [2], type="f32")
     with pytest.raises(PtxValidationError):

@@ -1,5 +1,9 @@
 """`ptxsim check FILE.ptx [--target T] [--ptx-version V]`: parse and validate a PTX module and
-print compiler-style diagnostics (`file:line:col: error: ...`). Exit status 1 on any error."""
+print compiler-style diagnostics (`file:line:col: error: ...`). Exit status 1 on any error.
+
+A module without errors is also checked against the executor (machine/coverage.py): each valid
+instruction ptxsim cannot run gets a warning with its line (`ptxsim launch` / `run` would stop
+there), so "check passes" and "ptxsim runs it" differ only where a warning says so."""
 from __future__ import annotations
 
 import sys
@@ -20,6 +24,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from ptxsim.machine.coverage import unexecutable
     from ptxsim.ptx import parse_module, validate
 
     status = 0
@@ -45,4 +50,9 @@ def run(args) -> int:
             elif args.no_warnings:
                 continue
             print(str(d), file=sys.stderr)
+        if args.no_warnings or any(d.severity == "error" for d in diags):
+            continue
+        for g in unexecutable(module, target=args.target):
+            print(f"{name}:{g.line}:1: warning: ptxsim cannot execute '{g.instruction}': "
+                  f"{g.reason}", file=sys.stderr)
     return status

@@ -21,7 +21,7 @@ from ptxsim.errors import UnsupportedFeature
 from ptxsim.isa.regs import illegal
 
 INT_T = {"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "b8", "b16", "b32", "b64",
-         "b128", "u16x2", "s16x2", "pred", "u2", "s2", "u4", "s4"}
+         "b128", "u16x2", "s16x2", "u8x4", "s8x4", "pred", "u2", "s2", "u4", "s4"}
 FLOAT_T = {"f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "f32x2", "tf32", "e4m3x2", "e5m2x2",
            "e2m3x2", "e3m2x2", "e2m1x2", "ue8m0x2"}
 FRND = {"rn", "rz", "rm", "rp", "rna"}

@@ -12,20 +12,48 @@ import numpy as np
 from ptxsim.errors import UndefinedBehavior
 from ptxsim.isa import regs
 from ptxsim.isa.regs import INT_TYPES, bits, check_choice, illegal, int_type, out, value
+from ptxsim.isa.targets import Family, Req
 
 # --- legality tables (9.7.1.x syntax blocks) -----------------------------------------------------
 ARITH_TYPES = ("u16", "u32", "u64", "s16", "s32", "s64")
 PACKED16 = ("u16x2", "s16x2")
-ADD_TYPES = ARITH_TYPES + PACKED16            # 9.7.1.1 add  (.u16x2/.s16x2: sm_90)
-SUB_TYPES = ARITH_TYPES                       # 9.7.1.2 sub
-SAT_TYPES = ("s32",)                          # add/sub .sat "applies only to .s32"
+# PTX ISA 9.2 (sm_120f, RTX Blackwell): .u8x4 / .s8x4 for add, sub, min, max, neg, and .sat for
+# add .u16x2 / .s16x2 / .u32 and for add / sub .u8x4 / .s8x4 (ptxas 13.5 accepts exactly these;
+# tests/isa/test_simd8.py). Four byte lanes, each computed like the 16-bit lanes of .u16x2.
+PACKED8 = ("u8x4", "s8x4")
+ADD_TYPES = ARITH_TYPES + PACKED16 + PACKED8  # 9.7.1.1 add  (.u16x2/.s16x2: sm_90)
+SUB_TYPES = ARITH_TYPES + PACKED8             # 9.7.1.2 sub
+SAT_TYPES = ("s32",)                          # add/sub .sat "applies only to .s32" (until 9.2)
+ADD_SAT_TYPES = SAT_TYPES + ("u16x2", "s16x2", "u32") + PACKED8
+SUB_SAT_TYPES = SAT_TYPES + PACKED8
+# Target ISA notes of the 9.2 forms (release notes, Table 63: "add, sub, min, max, neg | Types
+# .u8x4, .s8x4 | 9.2 | sm_120f", "add | .u16x2, .s16x2, .u32 with .sat | 9.2 | sm_120f")
+SIMD_9_2 = Req(Family("sm_120f", (9, 2)))
+
+
+def simd_9_2_form(opcode: str) -> bool:
+    """Whether `opcode` (e.g. "add.sat.u16x2") is one of the PTX ISA 9.2 sm_120f forms."""
+    parts = opcode.split(".")
+    if parts[0] not in ("add", "sub", "min", "max", "neg"):
+        return False
+    if any(p in PACKED8 for p in parts[1:]):
+        return True
+    return parts[0] == "add" and "sat" in parts and any(p in ("u16x2", "s16x2", "u32")
+                                                          for p in parts[1:])
+
+
+def check_simd_9_2(opcode: str, target, ptx_version) -> None:
+    """PtxValidationError when a 9.2 SIMD form is used off sm_120f / before PTX ISA 9.2."""
+    if simd_9_2_form(opcode) and target is not None and not SIMD_9_2.ok(target, ptx_version):
+        raise illegal(opcode, f"needs {SIMD_9_2} (target {target}"
+                      f"{', PTX ISA ' + str(ptx_version) if ptx_version else ''})")
 CC_TYPES = ("u32", "s32", "u64", "s64")       # 9.7.2 add.cc addc sub.cc subc mad.cc madc
 MUL_MODES = ("hi", "lo", "wide")              # 9.7.1.3 mul, 9.7.1.4 mad
 WIDE_TYPES = ("u16", "u32", "s16", "s32")     # .wide doubles the width: no 128-bit registers
 MUL24_TYPES = ("u32", "s32")                  # 9.7.1.5 mul24, 9.7.1.6 mad24
 ABS_NEG_TYPES = ("s16", "s32", "s64")         # 9.7.1.10 abs, 9.7.1.11 neg
-MINMAX_TYPES = ("u16", "u32", "u64", "u16x2", "s16", "s64")   # 9.7.1.12/13 .atype
-MINMAX_RELU_TYPES = ("s16x2", "s32")                          # .btype (.relu allowed)
+MINMAX_TYPES = ("u16", "u32", "u64", "u16x2", "s16", "s64", "u8x4")   # 9.7.1.12/13 .atype
+MINMAX_RELU_TYPES = ("s16x2", "s32", "s8x4")                          # .btype (.relu allowed)
 BIT_TYPES = ("b32", "b64")                    # popc clz brev bfi
 BFIND_BFE_TYPES = ("u32", "u64", "s32", "s64")
 DP_TYPES = ("u32", "s32")                     # dp4a dp2a .atype .btype
@@ -47,30 +75,55 @@ def _packed(fn, a, b, type):
     return _join16(fn(value(a0, t), value(b0, t)), fn(value(a1, t), value(b1, t)))
 
 
+def _packed8(fn, a, b, type):
+    """Apply an 8-bit lane function to the four bytes of .u8x4/.s8x4 operands (b may be None
+    for a unary function)."""
+    t = INT_TYPES[type[:2]]
+    ua = bits(a, 32, "a")
+    ub = bits(b, 32, "b") if b is not None else None
+    acc = np.zeros(np.broadcast_shapes(ua.shape, ub.shape if ub is not None else ua.shape),
+                   np.uint64)
+    for k in range(4):
+        sh = np.uint64(8 * k)
+        x = value((ua >> sh) & np.uint64(0xFF), t)
+        r = fn(x) if ub is None else fn(x, value((ub >> sh) & np.uint64(0xFF), t))
+        acc |= (regs.from_value(r, 8) & np.uint64(0xFF)) << sh
+    return acc.astype(np.uint32)
+
+
 def _saturate(v: np.ndarray, t) -> np.ndarray:
     return np.clip(v, t.min, t.max)
+
+
+def _lane_type(type: str):
+    return INT_TYPES[type[:3]] if type in PACKED16 else INT_TYPES[type[:2]]
 
 
 # --- add / sub ----------------------------------------------------------------------------------
 def add(a, b, *, type: str, sat: bool = False) -> np.ndarray:
     """`add{.sat}.type d, a, b` -- wrap-around sum; .sat clamps .s32 to [INT_MIN, INT_MAX]."""
     check_choice("add", "type", type, ADD_TYPES)
-    if sat and type not in SAT_TYPES:
-        raise illegal("add", f".sat applies only to .s32, not .{type}")
-    if type in PACKED16:
-        return _packed(np.add, a, b, type)
+    if sat and type not in ADD_SAT_TYPES:
+        raise illegal("add", f".sat applies only to .{', .'.join(ADD_SAT_TYPES)}, not .{type}")
+    if type in PACKED16 + PACKED8:
+        lt = _lane_type(type)
+        fn = (lambda x, y: _saturate(x + y, lt)) if sat else np.add
+        return (_packed if type in PACKED16 else _packed8)(fn, a, b, type)
     t = INT_TYPES[type]
     if sat:
-        return out(regs.from_value(_saturate(value(bits(a, 32), t) + value(bits(b, 32), t), t),
-                                   32), 32)
+        return out(regs.from_value(_saturate(value(bits(a, 32, "a"), t) +
+                                             value(bits(b, 32, "b"), t), t), 32), 32)
     return out(bits(a, t.width, "a") + bits(b, t.width, "b"), t.width)
 
 
 def sub(a, b, *, type: str, sat: bool = False) -> np.ndarray:
     """`sub{.sat}.type d, a, b` -- wrap-around difference; .sat clamps .s32."""
     check_choice("sub", "type", type, SUB_TYPES)
-    if sat and type not in SAT_TYPES:
-        raise illegal("sub", f".sat applies only to .s32, not .{type}")
+    if sat and type not in SUB_SAT_TYPES:
+        raise illegal("sub", f".sat applies only to .{', .'.join(SUB_SAT_TYPES)}, not .{type}")
+    if type in PACKED8:
+        lt = _lane_type(type)
+        return _packed8((lambda x, y: _saturate(x - y, lt)) if sat else np.subtract, a, b, type)
     t = INT_TYPES[type]
     if sat:
         return out(regs.from_value(_saturate(value(bits(a, 32), t) - value(bits(b, 32), t), t),
@@ -282,7 +335,9 @@ def abs(a, *, type: str) -> np.ndarray:  # noqa: A001 (PTX name)
 
 
 def neg(a, *, type: str) -> np.ndarray:
-    """`neg.type d, a` = -a (wraps)."""
+    """`neg.type d, a` = -a (wraps); .s8x4 (PTX ISA 9.2) per byte."""
+    if type == "s8x4":
+        return _packed8(lambda x: -x, a, None, type)
     t = int_type("neg", type, ABS_NEG_TYPES)
     return out(np.uint64(0) - bits(a, t.width, "a"), t.width)
 
@@ -290,7 +345,7 @@ def neg(a, *, type: str) -> np.ndarray:
 def _minmax(instr, pick, a, b, type, relu):
     check_choice(instr, "type", type, MINMAX_TYPES + MINMAX_RELU_TYPES)
     if relu and type not in MINMAX_RELU_TYPES:
-        raise illegal(instr, f".relu applies only to .s32 and .s16x2, not .{type}")
+        raise illegal(instr, f".relu applies only to .s32, .s16x2 and .s8x4, not .{type}")
 
     def lane(x, y):
         r = pick(x, y)
@@ -298,6 +353,8 @@ def _minmax(instr, pick, a, b, type, relu):
 
     if type in PACKED16:
         return _packed(lane, a, b, type)
+    if type in PACKED8:
+        return _packed8(lane, a, b, type)
     t = INT_TYPES[type]
     x, y = bits(a, t.width, "a"), bits(b, t.width, "b")
     return out(regs.from_value(lane(value(x, t), value(y, t)), t.width), t.width)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ptxsim.errors import TargetError
 from ptxsim.isa import base as isa_base
+from ptxsim.isa import integer as isa_integer
 from ptxsim.isa.targets import parse_target, parse_version
 from ptxsim.isa import video
 from ptxsim.machine import poison
@@ -63,6 +64,7 @@ def _ptx_9_2(launch) -> bool:
 def _base(wave, inst):
     """Every base arithmetic / logic / compare / convert instruction (ptxsim.isa.base)."""
     fn = isa_base.semantics(inst.mnemonic, _ptx_9_2(wave.launch) if inst.opcode == "cvt" else False)
+    isa_integer.check_simd_9_2(inst.mnemonic, wave.launch.target, wave.launch.ptx_version)
     ops = inst.operands
     dst, srcs = ops[0], ops[1:]
     types = inst.types
