@@ -134,7 +134,7 @@ def test_semantics_matches_direct_call(opcode, args, direct):
     assert _same(semantics(opcode)(*args), direct())
 
 
-@pytest.mark.parametrize("opcode", ["add.sat.u32", "add.rn.s32", "mul.s32", "mul.lo.sat.s32",
+@pytest.mark.parametrize("opcode", ["add.sat.u64", "add.rn.s32", "mul.s32", "mul.lo.sat.s32",
                                     "fma.f32", "div.f32", "setp.lt.lo.u32", "cvt.f32",
                                     "shfl.down.b32", "ld.global.u32", "ex2.f32",
                                     "tanh.approx.ftz.f32", "min.xorsign.f32", "cvt.pack.s8.s32.b32",

@@ -154,7 +154,7 @@ def test_other_operands_take_the_general_path():
     assert semantics("add.u32")(np.array([7], np.uint64), np.array([1], np.uint32)).tolist() == [8]
 
 
-@pytest.mark.parametrize("opcode", ["add.sat.u32", "mul.wide.u64", "shl.u32", "setp.lt.b32",
+@pytest.mark.parametrize("opcode", ["add.sat.u64", "mul.wide.u64", "shl.u32", "setp.lt.b32",
                                     "min.relu.u32", "and.u32"])
 def test_illegal_forms_keep_their_error(opcode):
     a = np.array([1, 2], np.uint32)
