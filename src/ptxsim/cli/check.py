@@ -53,6 +53,6 @@ def run(args) -> int:
         if args.no_warnings or any(d.severity == "error" for d in diags):
             continue
         for g in unexecutable(module, target=args.target):
-            print(f"{name}:{g.line}:1: warning: ptxsim cannot execute '{g.instruction}': "
+            print(f"{name}:{g.line}:{g.col}: warning: ptxsim cannot execute '{g.instruction}': "
                   f"{g.reason}", file=sys.stderr)
     return status

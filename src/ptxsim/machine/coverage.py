@@ -32,6 +32,7 @@ class Gap:
     instruction: str
     reason: str
     file: str | None = None
+    col: int = 1
 
     def __str__(self) -> str:
         return f"{self.file or '<ptx>'}:{self.line}: {self.instruction}  -- {self.reason}"
@@ -88,5 +89,5 @@ def unexecutable(ptx, target: str | None = None) -> list[Gap]:
                     continue
                 key = (inst.loc.file, inst.loc.line, str(inst))
                 gaps.setdefault(key, Gap(inst.loc.line, str(inst).strip(), _strip(why),
-                                         inst.loc.file))
+                                         inst.loc.file, inst.loc.col or 1))
     return sorted(gaps.values(), key=lambda g: (g.file or "", g.line))
