@@ -439,3 +439,50 @@ def test_unmodelled_modes_are_named(mode):
         launch(ptx, "k", 1, 32, args=[TensorMap.encode_im2col(
             "float16", 4, np.zeros((1, 4, 4, 64), np.uint16), (64, 4, 4, 1), (128, 512, 2048),
             (0, 0), (0, 0), 8, 16), np.zeros(8192, np.uint8), 0, 0, 0, 0, 0, 0, 256])
+
+
+# ------------------------------------------------------------- PTX ISA 9.2: st.async .b128
+ST_ASYNC_128 = """.version 9.2
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .b128 %q<2>; .reg .pred %p<2>;
+.shared .align 16 .b8 buf[256];
+.shared .align 8 .b64 bar;
+ld.param.u64 %rd1, [p];
+mov.u32 %r1, buf;
+mov.u32 %r2, bar;
+mbarrier.init.shared::cta.b64 [bar], 1;
+ld.global.v2.u64 {%rd2, %rd3}, [%rd1];
+mov.b128 %q1, {%rd2, %rd3};
+mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;
+st.async.shared::cluster.mbarrier::complete_tx::bytes.b128 [%r1], %q1, [%r2];
+mov.u32 %r3, 0;
+$w:
+mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r3;
+@!%p1 bra $w;
+ld.shared.v2.u64 {%rd2, %rd3}, [buf];
+st.global.v2.u64 [%rd1+16], {%rd2, %rd3};
+ret;
+}
+"""
+
+
+def test_st_async_b128_stores_and_completes_its_16_bytes():
+    ok, msg = ptxas135.verdict(ST_ASYNC_128)
+    assert ok, msg
+    a = np.array([0x1111, 0x2222, 0, 0], np.uint64)
+    launch(ST_ASYNC_128, "k", 1, 1, args=[a])        # deadlocks without the complete-tx
+    assert a.tolist() == [0x1111, 0x2222, 0x1111, 0x2222]
+
+
+def test_ignore_oob_is_named_not_guessed():
+    ptx = ST_ASYNC_128.replace(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.b128 [%r1], %q1, [%r2];",
+        "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob [%r1], "
+        "[%rd1], 16, 0, 0, [%r2];")
+    ok, msg = ptxas135.verdict(ptx)
+    assert ok, msg
+    gaps = unexecutable(ptx)
+    assert len(gaps) == 1 and ".ignore_oob" in gaps[0].reason

@@ -138,6 +138,8 @@ def _st(wave, inst):
             addr = wave.addr(a, idx)
             mem.store(space, addr, vals, 16, vec=vec, thread=idx)
             _check_mbarrier_bytes(wave, inst, space, addr, idx, 16 * vec)
+            if mbar is not None:                 # st.async .b128 (PTX ISA 9.2)
+                _async_complete_tx(wave, inst, mbar, idx, 16 * vec)
             wave.advance(idx)
         return st128
 

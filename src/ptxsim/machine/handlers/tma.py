@@ -109,6 +109,10 @@ def _bulk(wave, inst):
     shared::cta -> global with a bulk async-group; shared::cta -> shared::cluster."""
     q = inst.qualifiers
     ops = inst.operands
+    if inst.has(".ignore_oob") or inst.has(".cp_mask"):
+        # PTX ISA 9.2 / 8.6 forms with extra operands (ignoreBytesLeft / Right, byteMask) whose
+        # ISA text ptxsim does not have: named, not guessed
+        raise UnsupportedFeature(f"{inst.mnemonic}: .ignore_oob / .cp_mask are not modelled")
     dst_space = SPACE_QUALS.get(q[0]) if q else None
     text = f"line {inst.loc.line}: {inst}"
 
