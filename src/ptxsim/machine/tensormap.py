@@ -167,8 +167,8 @@ class TensorMap:
                       pixels_per_column: int, element_strides=None, interleave="none",
                       swizzle="none", l2_promotion="none", oob_fill="none", *,
                       cc=(10, 0)) -> "TensorMap":
-        """cuTensorMapEncodeIm2col: a map of the im2col mode (TMA copies through it are not
-        modelled yet; the bytes and the decoding are the driver's)."""
+        """cuTensorMapEncodeIm2col: a map of the im2col mode (the bytes and the decoding are the
+        driver's; TMA .im2col loads through it: machine/tma_modes.py)."""
         rank, dims, strides = _rank_dims_strides(rank, global_dim, global_strides)
         if rank < 3:
             raise TensorMapError("tensorRank", rank, "must be 3, 4 or 5 for im2col")
