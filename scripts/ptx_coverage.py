@@ -3,7 +3,7 @@ cannot run (machine/coverage.py: each instruction's handler built as a launch bu
 
     python scripts/ptx_coverage.py [PATH ...] [--json OUT.json] [--fail]
 
-PATH: PTX files or folders (default: every *.ptx under tests/, the PTX kernels embedded in the
+PATH: PTX files or folders (default: every *.ptx / *.ptx.xz under tests/, the PTX kernels embedded in the
 test modules as string constants that start with `.version`, and every kernel ptxas accepted in
 the ptxas corpus tests/data/ptx/ptxas_corpus.json, one instruction each). Prints one line per gap
 (`file:line: instruction -- reason`), then a summary grouped by reason; --json writes the same
@@ -47,10 +47,21 @@ def embedded_kernels(py: Path):
             yield f"{py.relative_to(ROOT)}::{target.id}", text
 
 
+def _read(p: Path) -> str:
+    if p.suffix == ".xz":
+        import lzma
+        return lzma.decompress(p.read_bytes()).decode()
+    return p.read_text()
+
+
+def ptx_files(base: Path):
+    return sorted(list(base.rglob("*.ptx")) + list(base.rglob("*.ptx.xz")))
+
+
 def sources(paths):
     if not paths:
-        for p in sorted((ROOT / "tests").rglob("*.ptx")):
-            yield str(p.relative_to(ROOT)), p.read_text()
+        for p in ptx_files(ROOT / "tests"):
+            yield str(p.relative_to(ROOT)), _read(p)
         for py in sorted((ROOT / "tests").rglob("test_*.py")):
             yield from embedded_kernels(py)
         corpus = ROOT / "tests" / "data" / "ptx" / "ptxas_corpus.json"
@@ -61,9 +72,8 @@ def sources(paths):
         return
     for arg in paths:
         p = Path(arg)
-        files = sorted(p.rglob("*.ptx")) if p.is_dir() else [p]
-        for f in files:
-            yield str(f), f.read_text()
+        for f in (ptx_files(p) if p.is_dir() else [p]):
+            yield str(f), _read(f)
 
 
 def main(argv=None) -> int:

@@ -87,7 +87,9 @@ def dispatch_rejects(line):
     from ptxsim.isa.base import semantics
     opcode, _, operands = line.rstrip(";").partition(" ")
     n_src = operands.count(",") + opcode.startswith(("addc", "subc", "madc"))  # CC.CF in
-    return py_rejects(lambda: semantics(opcode)(*([np.ones(1, np.uint64)] * n_src)))
+    # this test's module is .version 9.5 for sm_100a: the PTX ISA 9.2 cvt forms exist there
+    return py_rejects(lambda: semantics(opcode, opcode.startswith("cvt"))(
+        *([np.ones(1, np.uint64)] * n_src)))
 
 
 def compare_with_ptxas(cases):
@@ -366,7 +368,7 @@ def test_cvt_packed_forms():
         q = ".rn" + (".relu" if relu else "")
         cases.append((f"cvt{q}.{dd}.{s} r1, {dreg[s]};",
                       lambda s=s, dd=dd, relu=relu: V.cvt_x2([0], dtype=dd, atype=s, rnd="rn",
-                                                             relu=relu)))
+                                                             relu=relu, ptx_9_2=True)))
     for t in ("u16", "s16", "u8", "s8", "u4", "s4", "u2", "s2", "u32"):
         cases.append((f"cvt.pack.sat.{t}.s32 r1, r1, r1;",
                       lambda t=t: V.cvt_pack([0], [0], dtype=t)))

@@ -96,10 +96,12 @@ def test_bf16x2_from_every_code(fmt, mods):
     packed = (codes << w) | lo if w != 6 else (codes << 8) | lo
     got = np.concatenate([
         ptxsim.execute(f"cvt.rn{mods}.bf16x2.{fmt} %d, %a;",
-                       {"%a": packed[i:i + 32].astype(np.uint8 if w == 4 else np.uint16)})["%d"]
+                       {"%a": packed[i:i + 32].astype(np.uint8 if w == 4 else np.uint16)},
+                       target="sm_100a")["%d"]
         for i in range(0, packed.size, 32)]) if codes.size >= 32 else \
         ptxsim.execute(f"cvt.rn{mods}.bf16x2.{fmt} %d, %a;",
-                       {"%a": np.resize(packed, 32).astype(np.uint8)})["%d"][:codes.size]
+                       {"%a": np.resize(packed, 32).astype(np.uint8)},
+                       target="sm_100a")["%d"][:codes.size]
     for half, want in ((got >> 16, exp), (got & 0xFFFF, exp[::-1])):
         nan = np.isnan(vals) if want is exp else np.isnan(vals[::-1])
         assert np.array_equal(half[~nan], want[~nan])
