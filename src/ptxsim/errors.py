@@ -243,11 +243,6 @@ class FloatEnvironmentError(PtxsimError, RuntimeError):
     does that when it is loaded), so subnormal results would silently become zero."""
 
 
-class SpecDeviationWarning(PtxsimError, UserWarning):
-    """A kernel relies on what the hardware does where the PTX ISA leaves the behaviour
-    undefined, and ptxsim does what the hardware does (each case says its evidence)."""
-
-
 class UnlistedFormWarning(PtxsimError, UserWarning):
     """ptxas accepts the form but the PTX ISA does not list it, and the H200 binary ptxas makes
     of it computes something else than the spec's operation (e.g. fma.rz.bf16: the ISA lists

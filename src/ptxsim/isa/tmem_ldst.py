@@ -324,8 +324,10 @@ def _own_quarter(lanes, lo, bad, nw: int, what: str):
     fix = bad.reshape(nw, -1).any(axis=1) & one
     if not fix.any():
         return lanes
+    first = int(flat[fix][0, 0])
     warnings.warn(SpecDeviationWarning(
-        f"{what}: a warp's taddr names lanes of another warp's quarter (undefined, 9.7.16.8.1); "
+        f"{what}: taddr lane {first} names lanes of another warp's quarter (undefined, "
+        "9.7.16.8.1); "
         "the warp's own quarter is used, as the hardware does (DeepGEMM relies on it)"),
         stacklevel=3)
     out = flat.copy()
@@ -352,7 +354,7 @@ def _name(op: str, shape: str, num: int, pack: str | None) -> str:
 
 def tcgen05_ld(tmem, shape: str, num: int, taddr, warp_ids=None, pack: bool = False,
                split: int | None = None, target: str | None = None,
-               ptx_version=None) -> np.ndarray:
+               ptx_version=None, where: str = "") -> np.ndarray:
     """tcgen05.ld.sync.aligned.<shape>.x<num>{.pack::16b}.b32 r, [taddr]{, immHalfSplitoff}.
 
     tmem: TensorMemory (allocation-checked) or a uint32 (128, 512) array.
@@ -360,7 +362,7 @@ def tcgen05_ld(tmem, shape: str, num: int, taddr, warp_ids=None, pack: bool = Fa
     Returns uint32 registers (32W, R), row = thread (warp-major), column = register index.
     With `target` / `ptx_version`: first the notes of FORMS["tcgen05.ld"] (PtxValidationError).
     """
-    what = _name("ld", shape, num, "pack::16b" if pack else None)
+    what = where + _name("ld", shape, num, "pack::16b" if pack else None)
     check_notes(FORMS["tcgen05.ld"], target, ptx_version)
     fmap = fragment_map(shape, num, pack)
     warps = _warps(warp_ids, _nwarps_from(taddr))
@@ -373,14 +375,15 @@ def tcgen05_ld(tmem, shape: str, num: int, taddr, warp_ids=None, pack: bool = Fa
 
 
 def tcgen05_st(tmem, shape: str, num: int, taddr, regs, warp_ids=None, unpack: bool = False,
-               split: int | None = None, target: str | None = None, ptx_version=None) -> None:
+               split: int | None = None, target: str | None = None, ptx_version=None,
+               where: str = "") -> None:
     """tcgen05.st.sync.aligned.<shape>.x<num>{.unpack::16b}.b32 [taddr]{, imm}, r.
 
     regs: uint32 (32W, R). With .unpack::16b, bits [15:0] go to column 2c and [31:16] to 2c+1,
     each into the low half of the 32-bit cell; ptxsim writes zero to the upper half (the spec's
     Figure 193 is missing; 9.7.16.10.4.1 puts a 16-bit element in the low half of its cell).
     """
-    what = _name("st", shape, num, "unpack::16b" if unpack else None)
+    what = where + _name("st", shape, num, "unpack::16b" if unpack else None)
     check_notes(FORMS["tcgen05.st"], target, ptx_version)
     fmap = fragment_map(shape, num, unpack)
     r = np.asarray(regs)
@@ -446,7 +449,7 @@ def check_ld_red(shape: str, num: int, op: str, dtype: str, abs: bool = False,
 
 def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_ids=None,
                    abs: bool = False, nan: bool = False, split: int | None = None,
-                   target: str | None = None, ptx_version=None):
+                   target: str | None = None, ptx_version=None, where: str = ""):
     """tcgen05.ld.red.sync.aligned.<shape>.x<num>.<op>{.abs}{.NaN}.<type> r, redval, [taddr].
 
     Returns (regs (32W, num) uint32, redval (32W,) uint32). The reduction runs over the columns
@@ -456,7 +459,7 @@ def tcgen05_ld_red(tmem, shape: str, num: int, op: str, dtype: str, taddr, warp_
     """
     check_notes(FORMS["tcgen05.ld.red"], target, ptx_version)
     check_ld_red(shape, num, op, dtype, abs, nan)
-    regs = tcgen05_ld(tmem, shape, num, taddr, warp_ids, split=split)
+    regs = tcgen05_ld(tmem, shape, num, taddr, warp_ids, split=split, where=where)
     r = regs.astype(np.int64)
     if dtype == "u32":
         red = r.min(axis=1) if op == "min" else r.max(axis=1)

@@ -111,5 +111,5 @@ def _generic_as_shared(wave, inst, a):
         warnings.warn(SpecDeviationWarning(
             f"line {inst.loc.line}: {inst}: a generic address is used as a shared-space "
             "address (undefined in the PTX ISA); its low 32 bits are taken, as the hardware "
-            "does"), stacklevel=2)
+            "does (ThunderKittens' B200 kernels rely on it)"), stacklevel=2)
     return a - _SHARED_LO

@@ -206,6 +206,7 @@ def _ldst(wave, inst):
         rest = ops[1:-1]
         regs_op = ops[-1]
     names = list(regs_op.elements) if isinstance(regs_op, Vector) else [regs_op]
+    where = f"line {inst.loc.line}: "
 
     def run(idx):
         warps, first = warps_of(idx)
@@ -230,15 +231,16 @@ def _ldst(wave, inst):
             if red:
                 r, rv = tmem_ldst.tcgen05_ld_red(tm, shape, num, red_op, red_t, taddr,
                                                  warp_ids=wid, abs=inst.has(".abs"),
-                                                 nan=inst.has(".NaN"), split=split)
+                                                 nan=inst.has(".NaN"), split=split,
+                                                 where=where)
                 outs.append(r)
                 red_outs.append(rv)
             elif is_ld:
                 outs.append(tmem_ldst.tcgen05_ld(tm, shape, num, taddr, warp_ids=wid, pack=pack,
-                                                 split=split))
+                                                 split=split, where=where))
             else:
                 tmem_ldst.tcgen05_st(tm, shape, num, taddr, all_vals[pos:pos + tidx.size],
-                                     warp_ids=wid, unpack=pack, split=split)
+                                     warp_ids=wid, unpack=pack, split=split, where=where)
             pos += tidx.size
         if is_ld:
             r = np.concatenate(outs)

@@ -50,7 +50,8 @@ def reduce_bulk(wave, inst):
 
     def run(idx):
         dsts = wave.addr(ops[0], idx).tolist()
-        srcs = wave.addr(ops[1], idx).tolist()
+        # a shared::cta source carries the CTA's rank in bits 24+ (memory.py): its offset
+        srcs = sh.resolve_own(wave.addr(ops[1], idx), wave.cta_of[idx])[1].tolist()
         sizes = wave.read(ops[2], idx, 32).tolist()
         for k, t_ in enumerate(idx.tolist()):
             cta = int(wave.cta_of[t_])
@@ -90,7 +91,8 @@ def reduce_tensor(wave, inst, tensormap_at, packed):
     def run(idx):
         tmaps = wave.addr(tens_at, idx).tolist()
         cvals = [wave.read(c, idx, 32) for c in tens.vector.elements]
-        srcs = wave.addr(ops[1], idx).tolist()
+        srcs = wave.memory.shared.resolve_own(wave.addr(ops[1], idx),
+                                              wave.cta_of[idx])[1].tolist()
         for k, (t_, cta) in enumerate(zip(idx.tolist(), wave.cta_of[idx].tolist())):
             tm = tensormap_at(wave, t_, tens_at, tmaps[k])
             coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
@@ -130,7 +132,10 @@ def tensor_mode(wave, inst, tensormap_at):
     def run(idx):
         tmaps = wave.addr(tens_at, idx).tolist()
         cvals = [wave.read(c, idx, 32) for c in tens.vector.elements]
-        other = wave.addr(ops[0] if load else ops[1], idx).tolist()
+        other = wave.addr(ops[0] if load else ops[1], idx)
+        if not load:                          # a shared::cta source: its offset (rank bits off)
+            other = sh.resolve_own(other, wave.cta_of[idx])[1]
+        other = other.tolist()
         mbars = wave.addr(ops[2], idx).tolist() if load else None
         offs = ([wave.read(e, idx, 16) for e in info.elements] if info is not None else [])
         for k, (t_, cta) in enumerate(zip(idx.tolist(), wave.cta_of[idx].tolist())):
