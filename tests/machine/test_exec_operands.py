@@ -319,26 +319,40 @@ def test_basic_kernels_equal_the_general_path(monkeypatch):
 
 # ------------------------------------------------- asynchronous proxy: per-issuer completion
 def test_wait_and_wait_group_complete_what_the_queue_scan_completes():
-    """`wait` / `wait_group` find their operations through each issuer's own list; a reference
-    proxy with the original whole-queue scan (`_complete_where`) must complete the same
-    operations in the same order, over random programs of 4 issuers (with a group that holds
-    another issuer's operation, as handlers.tma's cp.async does)."""
+    """`wait` / `wait_group` find their operations through each issuer's own list and the
+    per-thread group arrays; a reference proxy with per-thread Python lists of groups and the
+    original whole-queue scan (`_complete_where`, one waited-for operation at a time, in issue
+    order) must complete the same operations in the same order, over random programs of 4 issuers (with operations issued for two threads at once, as
+    handlers.tma's cp.async issues one operation for all executing threads)."""
+    from collections import deque
+
     from ptxsim.machine.async_proxy import AsyncProxy
 
     class Scan(AsyncProxy):
+        def __init__(self):
+            super().__init__()
+            self.unc, self.com = {}, {}
+
+        def issue(self, issuer, kind, perform=None, *, threads=None, **kw):
+            op = super().issue(issuer, kind, perform, threads=threads, **kw)
+            if kind == "bulk":
+                for t in ([issuer] if threads is None else list(threads)):
+                    self.unc.setdefault(t, []).append(op)
+            return op
+
         def wait(self, issuer, kind):
             return self._complete_where(lambda op: op.issuer == issuer and op.kind == kind)
 
+        def commit_group(self, issuer, family):
+            self.com.setdefault(issuer, deque()).append(self.unc.pop(issuer, []))
+
         def wait_group(self, issuer, family, n):
-            g = self._family(issuer, family)
-            done = 0
-            while len(g.committed) > n:
-                _, ops = g.committed.popleft()
-                ids = {id(op) for op in ops}
-                done += self._complete_where(lambda op: id(op) in ids)
-            while g.committed and all(op.done for op in g.committed[0][1]):
-                g.committed.popleft()
-            return done
+            g = self.com.setdefault(issuer, deque())
+            ops = []
+            while len(g) > n:
+                ops += g.popleft()
+            # each waited-for operation in issue order, with its issuer's earlier ones
+            return sum(self._complete_where(lambda op, x=x: op is x) for x in ops)
 
     for seed in range(20):
         logs, counts = [], []
@@ -350,10 +364,10 @@ def test_wait_and_wait_group_complete_what_the_queue_scan_completes():
                 r = rng.random()
                 if r < 0.35:
                     kind = ["bulk", "ld", "st", "mma"][int(rng.integers(0, 4))]
+                    both = kind == "bulk" and rng.random() < 0.2   # also in another's group
                     px.issue(who, kind, perform=lambda s=step: log.append(s),
-                             cta_group=1 if kind == "mma" else None)
-                    if kind == "bulk" and rng.random() < 0.2:      # also in another's group
-                        px._family((who + 1) % 4, "bulk").uncommitted.append(px.queue[-1])
+                             cta_group=1 if kind == "mma" else None,
+                             threads=[who, (who + 1) % 4] if both else None)
                 elif r < 0.55:
                     px.commit_group(who, "bulk")
                 elif r < 0.75:

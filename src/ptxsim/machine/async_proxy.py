@@ -27,8 +27,10 @@ fence.proxy.async) need no action: this model orders more strongly than the spec
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
+
+import numpy as np
 
 from ptxsim.errors import AsyncProxyError, OperandError
 
@@ -55,13 +57,75 @@ class AsyncOp:
     group: int | None = None            # committed async-group number (bulk / cp_async)
     what: str = ""                      # text for deadlock reports ("line 42: cp.async.bulk...")
     done: bool = False
+    # the threads on whose behalf the operation runs (an int64 array): one instruction issued by
+    # many threads in one scheduler step is one operation; it joins each of their async-groups
+    # and their CTAs' exit checks. None: the issuer alone.
+    threads: object = None
 
 
-@dataclass
-class _Groups:
-    uncommitted: list = field(default_factory=list)   # ops not yet in a group
-    committed: deque = field(default_factory=deque)   # (group number, [ops]) oldest first
-    counter: int = 0
+class _GroupTable:
+    """The async-groups of one family (bulk or cp_async) of every thread, as arrays (no Python
+    per thread). Thread t's operations are numbered by the proxy's issue sequence; its g-th
+    commit_group records `bound[t, g % R]` = the sequence number at that commit, so its group g
+    holds its operations with bound[g-1] <= seq < bound[g] and those at or after its last bound
+    are uncommitted. wait_group N of thread t completes its operations with
+    seq < bound[t, count[t] - N - 1]. The ring keeps the R most recent bounds; a wait reaching
+    further back uses the oldest bound kept, a later one: it completes more than required, which
+    is allowed (a copy may complete at any time before the wait)."""
+
+    def __init__(self):
+        self.count = np.zeros(0, np.int64)           # commit_group count per thread
+        self.bound = np.zeros((0, 8), np.int64)      # the last R commit bounds, a ring
+        self.ops: deque = deque()                    # this family's grouped ops, issue order
+
+    def _grow(self, n: int, ring: int = 0) -> None:
+        T, R = self.bound.shape
+        if n > T:
+            size = max(n, 2 * T)
+            count = np.zeros(size, np.int64)
+            count[:T] = self.count
+            bound = np.zeros((size, R), np.int64)
+            bound[:T] = self.bound
+            self.count, self.bound = count, bound
+        if ring > R:
+            T = self.count.size
+            old = self.bound
+            new = np.zeros((T, ring), np.int64)
+            # group g of each thread moves from slot g % R to slot g % ring (the last R groups)
+            for back in range(1, R + 1):
+                g = self.count - back
+                ok = g >= 0
+                new[ok, g[ok] % ring] = old[ok, g[ok] % R]
+            self.bound = new
+
+    def commit(self, threads: np.ndarray, seq: int) -> np.ndarray:
+        self._grow(int(threads.max()) + 1)
+        g = self.count[threads]
+        self.bound[threads, g % self.bound.shape[1]] = seq
+        self.count[threads] = g + 1
+        return g
+
+    def wait_bounds(self, threads: np.ndarray, n: int) -> np.ndarray:
+        """Per thread: its operations with seq below this must complete (-1: none)."""
+        self._grow(int(threads.max()) + 1, n + 1)
+        count = self.count[threads]
+        R = self.bound.shape[1]
+        g = count - n - 1                             # the newest group that must complete
+        g = np.maximum(g, count - R)                  # (not kept: a later one, see above)
+        out = np.full(threads.size, -1, np.int64)
+        ok = count > n
+        out[ok] = self.bound[threads[ok], g[ok] % R]
+        return out
+
+    def last_bound(self, t: int) -> int:
+        if t >= self.count.size or self.count[t] == 0:
+            return -1
+        return int(self.bound[t, (self.count[t] - 1) % self.bound.shape[1]])
+
+    def live(self) -> deque:
+        while self.ops and self.ops[0].done:
+            self.ops.popleft()
+        return self.ops
 
 
 class AsyncProxy:
@@ -69,7 +133,7 @@ class AsyncProxy:
         self.eager = eager
         self.queue: deque[AsyncOp] = deque()
         self._seq = 0
-        self._groups: dict[tuple[object, str], _Groups] = {}
+        self._groups: dict[str, _GroupTable] = {f: _GroupTable() for f in GROUP_FAMILIES}
         self.completed = 0
         # each issuer's operations in issue order (completed ones dropped lazily from the
         # front): what `wait` / `wait_group` complete, found without scanning the whole queue
@@ -77,14 +141,18 @@ class AsyncProxy:
 
     # -- issuing ---------------------------------------------------------------------------------
     def issue(self, issuer, kind: str, perform=None, *, signal=None, cta_group: int | None = None,
-              what: str = "") -> AsyncOp:
+              what: str = "", threads=None) -> AsyncOp:
         """Issue one asynchronous operation. `perform` is its effect, `signal` its mbarrier
-        signalling (complete-tx), both run at completion."""
+        signalling (complete-tx), both run at completion. `threads`: the thread ids an operation
+        issued by several threads at once runs for (its async-groups, its CTAs' exit checks);
+        default the issuer alone."""
         if kind not in KINDS:
             raise OperandError(f"unknown asynchronous operation kind '{kind}'")
         if kind in TCGEN05_MBARRIER_TRACKED + ("commit",) and cta_group not in (1, 2):
             raise OperandError(f"tcgen05 {kind} needs .cta_group 1 or 2")
         op = AsyncOp(self._seq, kind, issuer, perform, signal, cta_group, None, what)
+        if threads is not None:
+            op.threads = np.array(threads, np.int64).reshape(-1)
         self._seq += 1
         self.queue.append(op)
         mine = self._by_issuer.get(issuer)
@@ -92,7 +160,9 @@ class AsyncProxy:
             mine = self._by_issuer[issuer] = deque()
         mine.append(op)
         if kind in GROUP_FAMILIES and signal is None:
-            self._family(issuer, kind).uncommitted.append(op)
+            if op.threads is None:
+                op.threads = np.array([issuer], np.int64)
+            self._family(kind).ops.append(op)
         if self.eager:
             self.progress()
         return op
@@ -197,38 +267,66 @@ class AsyncProxy:
                                        op.kind == kind])
 
     # -- async-groups: cp.async.bulk.commit_group / wait_group, cp.async.commit_group / wait_group
-    def _family(self, issuer, family: str) -> _Groups:
+    # Vectorised over the executing threads (thread ids: ints); the scalar forms take one.
+    def _family(self, family: str) -> _GroupTable:
         if family not in GROUP_FAMILIES:
             raise OperandError(f"unknown async-group family '{family}'")
-        return self._groups.setdefault((issuer, family), _Groups())
+        return self._groups[family]
 
-    def commit_group(self, issuer, family: str) -> int:
-        """Batch the issuer's uncommitted ops of `family` into a new group (possibly empty)."""
-        g = self._family(issuer, family)
-        n = g.counter
-        g.counter += 1
-        for op in g.uncommitted:
-            op.group = n
-        g.committed.append((n, g.uncommitted))
-        g.uncommitted = []
-        return n
+    def commit_groups(self, threads, family: str) -> np.ndarray:
+        """Batch each thread's uncommitted ops of `family` into a new group (possibly empty);
+        returns each thread's group number."""
+        threads = np.asarray(threads, np.int64).reshape(-1)
+        g = self._family(family)
+        if not threads.size:
+            return np.zeros(0, np.int64)
+        return g.commit(threads, self._seq)
 
-    def wait_group(self, issuer, family: str, n: int) -> int:
-        """Wait until at most `n` of the issuer's most recent groups are pending: complete the
-        older ones now. Returns how many operations completed."""
+    def wait_groups(self, threads, family: str, n: int) -> int:
+        """Each thread waits until at most `n` of its most recent groups are pending: the older
+        ones complete now (with the operations they are pipelined behind). Returns how many
+        operations completed."""
         if n < 0:
             raise OperandError(f"wait_group {n}: the group count must be a non-negative constant")
-        g = self._family(issuer, family)
-        done = 0
-        while len(g.committed) > n:
-            _, ops = g.committed.popleft()
-            # the group's pending operations (every one of them is in the queue)
-            done += self._complete_targets(list({id(op): op for op in ops
-                                                 if not op.done}.values()))
-        # drop groups whose operations already completed through progress()
-        while g.committed and all(op.done for op in g.committed[0][1]):
-            g.committed.popleft()
-        return done
+        threads = np.asarray(threads, np.int64).reshape(-1)
+        g = self._family(family)
+        if not threads.size:
+            return 0
+        bounds = g.wait_bounds(threads, n)
+        top = int(bounds.max())
+        if top < 0:
+            return 0
+        need = np.full(g.count.size, -1, np.int64)     # per thread id: seq bound, -1 none
+        np.maximum.at(need, threads, bounds)
+        targets = []
+        for op in g.live():
+            if op.seq >= top:
+                break
+            if not op.done and (need[op.threads[op.threads < need.size]] > op.seq).any():
+                targets.append(op)
+        # in issue order, each with the earlier operations of its own issuer
+        return sum(self._complete_targets([op]) for op in targets)
+
+    def complete_family(self, threads, family: str) -> int:
+        """Complete every pending op of `family` that runs for one of `threads`
+        (cp.async.mbarrier.arrive: all prior cp.async of the executing threads)."""
+        threads = np.asarray(threads, np.int64).reshape(-1)
+        g = self._family(family)
+        ops = [op for op in g.live() if not op.done]
+        if not ops or not threads.size:
+            return 0
+        top = max(int(threads.max()), max(int(op.threads.max()) for op in ops)) + 1
+        mine = np.zeros(top, bool)
+        mine[threads] = True
+        return sum(self._complete_targets([op]) for op in ops if mine[op.threads].any())
+
+    def commit_group(self, issuer, family: str) -> int:
+        """`commit_groups` for one thread."""
+        return int(self.commit_groups([issuer], family)[0])
+
+    def wait_group(self, issuer, family: str, n: int) -> int:
+        """`wait_groups` for one thread."""
+        return self.wait_groups([issuer], family, n)
 
     # -- inspection --------------------------------------------------------------------------------
     def pending(self, issuer=None, kinds=None) -> list[AsyncOp]:
@@ -237,14 +335,20 @@ class AsyncProxy:
                 and (kinds is None or op.kind in kinds)]
 
     def uncommitted(self, issuer, family: str) -> list[AsyncOp]:
-        return list(self._family(issuer, family).uncommitted)
+        """The issuer's pending operations of `family` not yet in a group."""
+        g = self._family(family)
+        b = g.last_bound(int(issuer))
+        return [op for op in g.live() if not op.done and op.seq >= b
+                and (op.threads == issuer).any()]
 
     def check_exit(self, issuers, *, reads_shared=("bulk",)) -> None:
         """A CTA exits: its shared memory goes away. Pending operations of its threads that still
         read or write that shared memory would touch freed memory: undefined."""
-        issuers = set(issuers)
-        left = [op for op in self.queue if not op.done and op.issuer in issuers
-                and op.kind in reads_shared + TCGEN05_MBARRIER_TRACKED]
+        mine = issuers.__contains__ if isinstance(issuers, range) else set(issuers).__contains__
+        left = [op for op in self.queue if not op.done
+                and op.kind in reads_shared + TCGEN05_MBARRIER_TRACKED
+                and (mine(op.issuer) if op.threads is None else
+                     any(mine(int(t)) for t in _ends(op.threads, issuers)))]
         if left:
             raise AsyncProxyError(
                 f"{len(left)} asynchronous operation(s) still in flight when their CTA exits, "
@@ -253,3 +357,12 @@ class AsyncProxy:
 
     def __len__(self) -> int:
         return sum(1 for op in self.queue if not op.done)
+
+
+def _ends(threads, issuers):
+    """The threads of an operation worth testing for membership in `issuers`: for a range, the
+    ones inside it (at most one is needed), found without a loop over the threads."""
+    if isinstance(issuers, range) and issuers.step == 1:
+        inside = threads[(threads >= issuers.start) & (threads < issuers.stop)]
+        return inside[:1].tolist()
+    return threads.tolist()

@@ -155,69 +155,69 @@ def _bulk(wave, inst):
 
 def _commit_group(wave, inst):
     """cp.async.bulk.commit_group / cp.async.commit_group: each executing thread's uncommitted
-    operations of that family become a new async-group."""
+    operations of that family become a new async-group (one vectorised update)."""
     fam = "bulk" if "bulk" in inst.opcode else "cp_async"
 
     def cg(idx):
-        for t in idx:
-            wave.proxy.commit_group(int(t), fam)
+        wave.proxy.commit_groups(idx, fam)
         wave.advance(idx)
     return cg
 
 
 def _wait_group(wave, inst):
-    """cp.async.bulk.wait_group / cp.async.wait_group N / cp.async.wait_all: complete all but the
+    """cp.async.bulk.wait_group N / cp.async.wait_group N / cp.async.wait_all: complete all but the
     N most recent groups of each executing thread (wait_all: commit, then wait for all)."""
     op = inst.opcode
     fam = "bulk" if "bulk" in op else "cp_async"
     n = int(inst.operands[0].value) if inst.operands else 0
+    wait_all = op == "cp.async.wait_all"
 
     def wg(idx):
-        for t in idx:
-            if op == "cp.async.wait_all":
-                wave.proxy.commit_group(int(t), fam)
-            wave.proxy.wait_group(int(t), fam, n)
+        if wait_all:
+            wave.proxy.commit_groups(idx, fam)
+        wave.proxy.wait_groups(idx, fam, n)
         wave.advance(idx)
     return wg
 
 
 def _cp_async(wave, inst):
     """cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size} (9.7.9.23):
-    queued as a cp_async operation (global read at completion), zero-filled beyond src-size."""
+    queued as one cp_async operation for all executing threads (global read at completion),
+    zero-filled beyond src-size."""
     ops = inst.operands
     size = int(ops[2].value)
     text = f"line {inst.loc.line}: {inst}"
+    el = 4 if size % 4 == 0 else 1
 
     def run(idx):
         dst = wave.addr(ops[0], idx).astype(np.int64)
         src = wave.addr(ops[1], idx)
-        srcsize = (wave.read(ops[3], idx, 32).astype(np.int64) if len(ops) > 3 and
-                   not isinstance(ops[3], Immediate) or len(ops) > 3 else
+        srcsize = (wave.read(ops[3], idx, 32).astype(np.int64) if len(ops) > 3 else
                    np.full(idx.size, size, np.int64))
         mem = wave.memory
-        # one operation per instruction: all threads' copies complete together
-        idx_c, dst_c, src_c, ss_c = idx.copy(), dst, src.copy(), srcsize
+        idx_c = np.array(idx, np.int64)
 
         def perform():
             data = np.zeros((idx_c.size, size), np.uint8)
-            full = ss_c >= size
-            if full.any():
-                data[full] = mem.load_bytes("global", src_c[full], size, thread=idx_c[full])
-            for i in np.flatnonzero(~full):
-                n = int(ss_c[i])
-                if n:
-                    data[i, :n] = mem.load_bytes("global", src_c[i:i + 1], 1, vec=1,
-                                                 thread=idx_c[i:i + 1]).reshape(-1)[:n] \
-                        if n == 1 else _bytes(mem, int(src_c[i]), n, int(idx_c[i]))
-            mem.store("shared::cta", dst_c.astype(np.uint64), data.view(np.uint8),
-                      1, vec=1, thread=idx_c) if size == 1 else _store_rows(mem, dst_c, data,
-                                                                            idx_c)
-        wave.proxy.issue(int(idx[0]), "cp_async", perform=perform, what=text)
-        # every thread's later commit_group picks up the op through the first thread; make
-        # the other threads' groups see it too
-        for t in idx[1:]:
-            wave.proxy._family(int(t), "cp_async").uncommitted.append(
-                wave.proxy.queue[-1])
+            full = srcsize >= size
+            if full.all():
+                data[:] = mem.load_bytes("global", src, size, thread=idx_c)
+            else:
+                if full.any():
+                    data[full] = mem.load_bytes("global", src[full], size, thread=idx_c[full])
+                # partial copies: byte k of every thread whose src-size exceeds k (at most
+                # cp-size rounds, vectorised over the threads)
+                for k in range(size):
+                    part = np.flatnonzero(~full & (srcsize > k))
+                    if not part.size:
+                        break
+                    data[part, k] = mem.load_bytes("global", src[part] + np.uint64(k), 1,
+                                                   thread=idx_c[part]).reshape(-1)
+            vals = data.view(UINT[el]).reshape(idx_c.size, size // el)
+            for k in range(size // el):           # one store per element of the copy
+                mem.store("shared::cta", (dst + k * el).astype(np.uint64), vals[:, k:k + 1], el,
+                          thread=idx_c)
+        wave.proxy.issue(int(idx[0]), "cp_async", perform=perform, what=text, threads=idx_c)
         wave.advance(idx)
     return run
 
@@ -230,26 +230,12 @@ def _cp_async_arrive(wave, inst):
     noinc = inst.has(".noinc")
 
     def run(idx):
-        wave.proxy._complete_where(lambda op: op.kind == "cp_async")
+        wave.proxy.complete_family(idx, "cp_async")
         if noinc:
             cta, off = shared_target(wave, inst, inst.operands[0], idx)
             wave.mbar.arrive(cta, off, 1)
         wave.advance(idx)
     return run
-
-
-def _bytes(mem, addr, n, t):
-    return np.concatenate([mem.load_bytes("global", np.array([addr + k], np.uint64), 1,
-                                          thread=np.array([t])).reshape(-1) for k in range(n)])
-
-
-def _store_rows(mem, dst, data, idx):
-    size = data.shape[1]
-    el = 4 if size % 4 == 0 else 1
-    vals = data.view(UINT[el]).reshape(idx.size, size // el)
-    for k in range(size // el):
-        mem.store("shared::cta", (dst + k * el).astype(np.uint64), vals[:, k:k + 1], el,
-                  thread=idx)
 
 
 # ------------------------------------------------------------------------- tensormap.replace
