@@ -322,8 +322,9 @@ def test_wait_and_wait_group_complete_what_the_queue_scan_completes():
     """`wait` / `wait_group` find their operations through each issuer's own list and the
     per-thread group arrays; a reference proxy with per-thread Python lists of groups and the
     original whole-queue scan (`_complete_where`, one waited-for operation at a time, in issue
-    order) must complete the same operations in the same order, over random programs of 4 issuers (with operations issued for two threads at once, as
-    handlers.tma's cp.async issues one operation for all executing threads)."""
+    order) must complete the same operations in the same order, over random programs of 4
+    issuers (with operations issued for two threads at once, as handlers.tma's cp.async issues
+    one operation for all executing threads)."""
     from collections import deque
 
     from ptxsim.machine.async_proxy import AsyncProxy

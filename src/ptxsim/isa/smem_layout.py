@@ -331,6 +331,45 @@ def matrix_to_smem(matrix: np.ndarray, smem: np.ndarray, desc: SmemDescriptor | 
     return smem
 
 
+def operand_plan(desc: SmemDescriptor | int, idesc, operand: str, rows: int | None,
+                 smem_size: int):
+    """The gather plan `read_operand` uses for the A / B operand that `desc` describes
+    (validated as it validates): (byte index (rows, cols, nb), bit shift, bits, dtype, element
+    index (rows, cols) of whole aligned elements or None). Memoised, read-only arrays."""
+    if operand not in ("A", "B"):
+        raise LayoutError(f"operand must be 'A' or 'B', not {operand!r}")
+    if not isinstance(desc, SmemDescriptor):
+        desc = SmemDescriptor.decode(desc)
+    fmt = idesc.atype_name if operand == "A" else idesc.btype_name
+    if fmt is None:
+        raise LayoutError(f"the instruction descriptor has no valid {operand} type code")
+    major = "MN" if (idesc.transpose_a if operand == "A" else idesc.transpose_b) else "K"
+    packing = smem_packing(fmt, idesc.kind)
+    _check_layout_once(packing, major, desc.swizzle_name, idesc.kind, desc.lbo_mode)
+    cols = idesc.k // 2 if (operand == "A" and idesc.sparse) else idesc.k
+    if rows is None:
+        rows = idesc.m if operand == "A" else idesc.n
+    return _gather_plan(desc, fmt, idesc.kind, rows, cols, major, smem_size)
+
+
+def gather_operands(smem: np.ndarray, which: np.ndarray, plan) -> np.ndarray:
+    """The operand matrices a plan (`operand_plan`) describes in several CTAs' shared memory at
+    once: smem (n, size) uint8, which (B,) the row of each; returns (B, rows, cols) element
+    bits, entry b equal to `smem_to_matrix(smem[which[b]], ...)`."""
+    idx, shift, bits, dtype, elem = plan
+    which = np.asarray(which, np.int64)
+    if elem is not None and _TYPED and smem.flags.c_contiguous and smem.shape[1] % 8 == 0:
+        nb = np.dtype(dtype).itemsize
+        words = smem.view(dtype)
+        return np.take(words.reshape(-1), which[:, None, None] * words.shape[1] + elem[None])
+    raw = smem[which[:, None, None, None], idx[None]].astype(np.uint64)
+    word = raw[..., 0].copy()
+    for i in range(1, idx.shape[-1]):
+        word |= raw[..., i] << np.uint64(8 * i)
+    word = (word >> shift) & np.uint64((1 << bits) - 1)
+    return word.astype(dtype)
+
+
 def read_operand(smem: np.ndarray, desc: SmemDescriptor | int, idesc, operand: str = "A", *,
                  rows: int | None = None) -> np.ndarray:
     """The A (rows x K) or B (rows x K, i.e. B transposed) operand of one tcgen05.mma, as element
@@ -402,4 +441,5 @@ def footprint(desc: SmemDescriptor, fmt: str, rows: int, cols: int, major: str =
 
 __all__ = ["SWIZZLES", "SWIZZLE_WIDTH", "SWIZZLE_PATTERN_BYTES", "Packing", "smem_packing",
            "swizzle_address", "layout_issues", "check_layout", "element_locations",
-           "smem_to_matrix", "matrix_to_smem", "read_operand", "canonical_descriptor", "footprint"]
+           "smem_to_matrix", "matrix_to_smem", "read_operand", "operand_plan", "gather_operands",
+           "canonical_descriptor", "footprint"]

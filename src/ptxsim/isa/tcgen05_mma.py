@@ -39,7 +39,7 @@ from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
 from ptxsim.isa.datapath import DataPathLayout, datapath_layout
 from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
 from ptxsim.isa.legality import Slot
-from ptxsim.isa.smem_layout import read_operand
+from ptxsim.isa.smem_layout import gather_operands, operand_plan, read_operand
 from ptxsim.isa.tmem import N_COLUMNS, N_LANES, split_address
 from ptxsim.isa.tmem_cp import E2M1_CONTAINER_SHIFT
 from ptxsim.types.formats import get_format
@@ -1181,9 +1181,160 @@ def tcgen05_mma_batch(calls) -> list:
     return [_finisher(g) for g in gens]
 
 
-def parse_operands(inst, read) -> tuple:
+def _fast_form(mma: Tcgen05Mma) -> bool:
+    """The instruction forms `tcgen05_mma_ctas` computes: .cta_group::1, dense, A from shared or
+    Tensor Memory, no block scaling, .ws, .ashift, scale-input-d, disable-output-lane or
+    zero-column mask, the default collector (a::discard)."""
+    return (mma.cta_group == 1 and not mma.sparse and not mma.ws and not mma.block_scale
+            and not mma.ashift and mma.scale_input_d is None and not mma.has_disable_output_lane
+            and not mma.has_zero_column_mask and mma.collector_buffer == "a"
+            and mma.collector_op == "discard")
+
+
+def tcgen05_mma_ctas(states, mma: Tcgen05Mma, operands: dict, *, smem: np.ndarray,
+                     which: np.ndarray, cells: np.ndarray, target: str = "sm_100a",
+                     ptx_version=None):
+    """One tcgen05.mma instruction issued in B different CTAs at once (the CTAs of a wave run in
+    step): the same bits as `tcgen05_mma` on each, as whole-batch array operations -- one
+    instruction-descriptor check per distinct idesc, one gather plan per distinct descriptor,
+    one gather of every CTA's A and B tiles, one numerics call, one Tensor Memory scatter.
+
+    states: the B CtaStates (pairwise distinct); operands: d_tmem, a_desc or a_tmem, b_desc,
+    idesc, enable_input_d as arrays of B values; smem (n, size) uint8 and cells (n, 128, 512)
+    uint32: the shared and Tensor Memory of n CTAs, member b's at row which[b] (its state's
+    smem / tmem.cells are those rows).
+
+    Returns finish(), which writes every D (and the collector and .cta_group state) once all
+    were read and computed; or None when the form (`_fast_form`) or anything about a member
+    (a check that would fail, an exited CTA, columns not allocated, A copies that differ) needs
+    the general path: then nothing was changed and `tcgen05_mma` per member gives the result,
+    or the error, at the same point."""
+    if not _fast_form(mma):
+        return None
+    try:
+        return _mma_ctas(states, mma, operands, smem, np.asarray(which, np.int64), cells,
+                         target, ptx_version)
+    except Exception:          # noqa: BLE001 -- the general path raises it, named and placed
+        return None
+
+
+def _mma_ctas(states, mma, operands, smem, which, cells, target, ptx_version):
+    what = mma.ptx(operands=False)
+    for st in states:
+        if type(st) is not CtaState or st.exited or st.tmem.cta_group not in (None, 1):
+            return None
+    a_key = "a_tmem" if mma.a_tmem else "a_desc"
+    cols_ = [np.asarray(operands[k]).astype(np.uint64) for k in ("idesc", a_key, "b_desc",
+                                                                  "d_tmem")]
+    enable = np.asarray(operands["enable_input_d"]).astype(bool).reshape(-1)
+    keys = np.stack(cols_)
+    if (keys == keys[:, :1]).all():
+        uniq, inv = keys[:, :1], np.zeros(keys.shape[1], np.int64)
+    else:
+        uniq, inv = np.unique(keys, axis=1, return_inverse=True)
+        inv = inv.reshape(-1)
+    writes, used = [], []
+    for u in range(uniq.shape[1]):
+        sel = np.flatnonzero(inv == u)
+        w = which[sel]
+        idesc, a_val, b_val, d_tmem = (int(x) for x in uniq[:, u])
+        desc, layout = check_instruction(mma, idesc, target, ptx_version)
+        M, N, K = desc.m, desc.n, desc.k
+        atype, btype, dtype = desc.atype_name, desc.btype_name, desc.dtype_name
+        lane_off, d_col = _lane_offset(d_tmem, layout, what, "d-tmem")
+        b = gather_operands(smem, w, operand_plan(_smem_descriptor(b_val), desc, "B", N,
+                                                  smem.shape[1]))
+        if mma.a_tmem:
+            if desc.transpose_a:
+                return None
+            a_lane, a_col = _lane_offset(a_val, layout, what, "a-tmem")
+            if a_lane != lane_off:
+                return None
+            per = 32 // container_bits(atype, mma.kind)
+            ncols = -(-K // per)
+            _, lanes, kc = layout.a_position(np.arange(M)[:, None], np.arange(ncols)[None, :],
+                                             lane_off)
+            acols = a_col + np.broadcast_to(kc[..., None], lanes.shape)
+            if lanes.min() < 0 or lanes.max() >= N_LANES or acols.min() < 0 or \
+                    acols.max() >= N_COLUMNS:
+                return None
+            lo, hi = int(acols.min()), int(acols.max()) + 1
+            if not all(states[i].tmem.columns_allocated(lo, hi) for i in sel.tolist()):
+                return None
+            words = cells[w[:, None, None, None], lanes[None], acols[None]]
+            if (words != words[..., :1]).any():
+                return None
+            a = a_from_tmem_words(words[..., 0].reshape(-1, ncols), atype, mma.kind)
+            a = a.reshape(sel.size, M, -1)[:, :, :K]
+        else:
+            a = gather_operands(smem, w, operand_plan(_smem_descriptor(a_val), desc, "A", M,
+                                                      smem.shape[1]))
+        if desc.negate_a:
+            a = negate_bits(a, atype)
+        if desc.negate_b:
+            b = negate_bits(b, btype)
+        d_lanes, d_cols, d_block = _d_cells(layout, 0, M, N, lane_off, d_col)
+        if d_block is None:
+            if d_lanes.min() < 0 or d_lanes.max() >= N_LANES or d_cols.min() < 0 or \
+                    d_cols.max() >= N_COLUMNS:
+                return None
+            lo, hi = int(d_cols.min()), int(d_cols.max()) + 1
+        else:
+            lo, hi = d_block[1].start, d_block[1].stop
+        if not all(states[i].tmem.columns_allocated(lo, hi) for i in sel.tolist()):
+            return None
+        at = _cells_at(cells, w, d_block, d_lanes, d_cols)
+        c = _cells_read(cells, at)
+        if dtype == "f16":
+            c = (c & 0xFFFF).astype(np.uint16)
+        en = enable[sel]
+        if not en.all():
+            c[~en] = 0
+        from ptxsim.numerics import mma_batch
+        d = mma_batch(a, b.transpose(0, 2, 1), c, arch=ARCH, kind=mma.kind, atype=atype,
+                      btype=btype, ctype=dtype, dtype=dtype, satfinite=bool(desc.saturate))
+        writes.append((at, d.astype(np.uint32, copy=False)))
+        used.extend(sel.tolist())
+
+    def finish():
+        for i in used:
+            st = states[i]
+            if st.tmem.cta_group is None:
+                st.tmem.cta_group = 1
+            if st.collector_a.valid:
+                st.collector_a.discard()
+        for at, d in writes:
+            _cells_write(cells, at, d)
+    return finish
+
+
+def _cells_at(cells, w, block, lanes, cols):
+    """Where D of each member lies in `cells` (n, 128, 512): a slice triple when the members
+    are consecutive rows and D is a rectangle (a view: no gather), else flat indices."""
+    if block is not None and w.size and w[-1] - w[0] + 1 == w.size and (np.diff(w) == 1).all():
+        return (slice(int(w[0]), int(w[-1]) + 1),) + tuple(block)
+    pat = (np.asarray(lanes) * N_COLUMNS + np.asarray(cols)).reshape(-1)
+    return (w[:, None] * (N_LANES * N_COLUMNS) + pat[None, :]).reshape((w.size,)
+                                                                       + np.shape(lanes))
+
+
+def _cells_read(cells, at):
+    if isinstance(at, tuple):
+        return cells[at].copy()
+    return np.take(cells.reshape(-1), at)
+
+
+def _cells_write(cells, at, d):
+    if isinstance(at, tuple):
+        cells[at] = d
+    else:
+        cells.reshape(-1)[at] = d
+
+
+def parse_operands(inst, read, vector: bool = False) -> tuple:
     """(Tcgen05Mma, operands dict) of a parsed tcgen05.mma issued by one thread; see
-    `execute_parsed`."""
+    `execute_parsed`. vector: `read` returns an array (one value per issuing thread) and so do
+    the operand values (the flags, which name the instruction form, must not vary)."""
     mnemonic = getattr(inst, "mnemonic", None) or str(inst)
     ops = list(getattr(inst, "operands", ()))
     where = getattr(inst, "text", "") or mnemonic
@@ -1199,7 +1350,7 @@ def parse_operands(inst, read) -> tuple:
             return int(op.value)                       # an immediate
         if not hasattr(op, "name"):
             raise OperandError(f"'{where}': {name} must be a register")
-        v = int(read(op.name))
+        v = np.asarray(read(op.name)).astype(np.uint64) if vector else int(read(op.name))
         return (1 - v) if getattr(op, "negated", False) else v
 
     probe = _from_opcode(mnemonic, ())
@@ -1227,7 +1378,8 @@ def parse_operands(inst, read) -> tuple:
                                               for e in ops[i].elements], np.uint32)
         flags["has_disable_output_lane"] = True
         i += 1
-    kw["enable_input_d"] = bool(reg(ops[i], "enable-input-d"))
+    e = reg(ops[i], "enable-input-d")
+    kw["enable_input_d"] = np.asarray(e) != 0 if vector else bool(e)
     i += 1
     if i < len(ops):
         if probe.ws:
@@ -1235,6 +1387,11 @@ def parse_operands(inst, read) -> tuple:
             flags["has_zero_column_mask"] = True
         else:
             kw["scale_input_d"] = reg(ops[i], "scale-input-d")
+            if isinstance(kw["scale_input_d"], np.ndarray):      # vector: one form needed
+                sv = np.unique(kw["scale_input_d"])
+                if sv.size != 1:
+                    raise OperandError(f"'{where}': scale-input-d differs between threads")
+                kw["scale_input_d"] = int(sv[0])
             flags["scale_input_d"] = kw["scale_input_d"]
         i += 1
     if i != len(ops):

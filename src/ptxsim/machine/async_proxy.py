@@ -44,6 +44,7 @@ KINDS = TCGEN05_MBARRIER_TRACKED + TCGEN05_WAIT_TRACKED + (
     "cp_async_arrive",   # cp.async.mbarrier.arrive: arrive when prior cp.async complete
 )
 GROUP_FAMILIES = ("bulk", "cp_async")
+_STEP_KINDS = TCGEN05_MBARRIER_TRACKED + ("commit",)
 
 
 @dataclass
@@ -167,10 +168,13 @@ class AsyncProxy:
             self.progress()
         return op
 
-    def commit(self, issuer, cta_group: int, signal, what: str = "tcgen05.commit") -> AsyncOp:
+    def commit(self, issuer, cta_group: int, signal, what: str = "tcgen05.commit",
+               threads=None) -> AsyncOp:
         """tcgen05.commit: `signal` (the mbarrier arrive-on, possibly multicast) runs once every
-        prior mma / cp / shift of `issuer` with this .cta_group has completed."""
-        return self.issue(issuer, "commit", None, signal=signal, cta_group=cta_group, what=what)
+        prior mma / cp / shift of `issuer` (of each of `threads`) with this .cta_group has
+        completed."""
+        return self.issue(issuer, "commit", None, signal=signal, cta_group=cta_group, what=what,
+                          threads=threads)
 
     def arrive_when_done(self, issuer, signal, what: str = "cp.async.mbarrier.arrive") -> AsyncOp:
         """cp.async.mbarrier.arrive: arrive-on once all prior cp.async of `issuer` complete."""
@@ -248,7 +252,13 @@ class AsyncProxy:
                     break
                 if not op.done:
                     todo.append(op)
-        if len(issuers) > 1:
+        if any(op.threads is not None and op.kind in _STEP_KINDS for op in todo):
+            # a tcgen05 mma / cp / shift / commit issued by the threads of one step is ordered
+            # behind whatever those threads issued before (the same D, the commit's tracking):
+            # everything queued before the last target completes first, in issue order (never
+            # weaker than needed)
+            todo = [op for op in self.queue if op.seq <= last and not op.done]
+        elif len(issuers) > 1:
             todo.sort(key=lambda op: op.seq)
         n = 0
         for op in todo:

@@ -75,6 +75,9 @@ class Mbarriers:
     def __init__(self, shared: SharedMemory):
         self.shared = shared
         self.valid = np.zeros((shared.n_ctas, shared.size // 8 + 1), bool)
+        # per 8-byte slot: valid in some CTA (kept with `valid` by init / inval): a plain access
+        # that meets none of them needs no per-CTA look-up
+        self._any_valid = np.zeros(shared.size // 8 + 1, bool)
 
     # -- storage ---------------------------------------------------------------------------------
     def _slots(self, cta, offset, what: str):
@@ -131,11 +134,15 @@ class Mbarriers:
     def check_plain_access(self, cta, offset, size: int) -> None:
         """A generic ld/st overlapping a valid mbarrier object is undefined (9.7.13.15.x:
         the object may only be accessed through mbarrier instructions until mbarrier.inval)."""
-        cta = np.atleast_1d(np.asarray(cta, np.int64))
         off = np.atleast_1d(np.asarray(offset, np.int64))
-        first, last = off // 8, (off + size - 1) // 8
-        hit = self.valid[cta, np.clip(first, 0, self.valid.shape[1] - 1)] | \
-            self.valid[cta, np.clip(last, 0, self.valid.shape[1] - 1)]
+        top = self.valid.shape[1] - 1
+        first = np.clip(off >> 3, 0, top)
+        last = np.clip((off + (size - 1)) >> 3, 0, top)
+        near = self._any_valid[first] | self._any_valid[last]
+        if not near.any():
+            return
+        cta = np.broadcast_to(np.atleast_1d(np.asarray(cta, np.int64)), off.shape)
+        hit = self.valid[cta, first] | self.valid[cta, last]
         if hit.any():
             i = int(np.argmax(hit))
             raise MbarrierError("ordinary load/store to the bytes of a valid mbarrier object; "
@@ -158,11 +165,14 @@ class Mbarriers:
                                 "mbarrier.inval first", int(off[i]), int(cta[i]))
         self._store(cta, off, encode(0, count, count, 0))
         self.valid[cta, off // 8] = True
+        self._any_valid[off // 8] = True
 
     def inval(self, cta, offset) -> None:
         cta, off = self._slots(cta, offset, "mbarrier.inval")
         self._require_valid(cta, off, "mbarrier.inval")
         self.valid[cta, off // 8] = False
+        slots = np.unique(off // 8)
+        self._any_valid[slots] = self.valid[:, slots].any(axis=0)
 
     # -- arrive-on, expect-tx, complete-tx -------------------------------------------------------
     def arrive(self, cta, offset, count=1, *, expect_tx=0, drop: bool = False,

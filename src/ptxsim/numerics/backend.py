@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 
 import numpy as np
 
@@ -83,3 +84,61 @@ def check_float_environment() -> None:
             "typically set by a library built with -ffast-math); ptxsim's tensor-core arithmetic "
             "would silently lose subnormal results. Clear FTZ/DAZ, or find the library that sets "
             "them.")
+
+
+# ---- a thread pool for the compiled arithmetic (it releases the GIL while it computes) --------
+def _default_threads() -> int:
+    env = os.environ.get("PTXSIM_THREADS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise PtxsimError(f"PTXSIM_THREADS={env!r} is not a number of threads") from None
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_threads = _default_threads()
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def threads() -> int:
+    """How many threads a large batch of compiled arithmetic is split over (default: the CPUs
+    this process may run on; PTXSIM_THREADS or `set_threads` change it, 1 = no pool)."""
+    return _threads
+
+
+def set_threads(n: int) -> int:
+    """Use `n` threads for the compiled arithmetic; returns the previous count."""
+    global _threads, _pool
+    if int(n) < 1:
+        raise PtxsimError(f"threads must be at least 1, got {n}")
+    old, _threads = _threads, int(n)
+    with _pool_lock:
+        if _pool is not None and _pool._max_workers != _threads:
+            _pool.shutdown(wait=True)
+            _pool = None
+    return old
+
+
+def run_parallel(fn, parts: list) -> list:
+    """[fn(*p) for p in parts], the parts run on the pool's threads (the first in the caller's
+    thread). Every worker checks its own float environment first (MXCSR is per thread)."""
+    global _pool
+    if len(parts) <= 1 or _threads <= 1:
+        return [fn(*p) for p in parts]
+    with _pool_lock:
+        if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            _pool = ThreadPoolExecutor(max_workers=_threads, thread_name_prefix="ptxsim-mma")
+        pool = _pool
+
+    def task(p):
+        check_float_environment()
+        return fn(*p)
+    futures = [pool.submit(task, p) for p in parts[1:]]
+    first = fn(*parts[0])
+    return [first] + [f.result() for f in futures]

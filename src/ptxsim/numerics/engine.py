@@ -68,6 +68,23 @@ def _c_fused(cm, A, B, C, p, atype, btype, ctype, dtype, SA, SB, scale_type, blo
                         rows=False, c_emin=FORMATS[ctype].emin)
 
 
+PARALLEL_MACS = 1 << 22      # a batch this large (multiply-adds) is split over the threads
+
+
+def _split(T: int, M: int, N: int, K: int) -> list:
+    """(batch slice, row slice) pieces of a (T, M, N, K) batch for `backend.threads()` threads:
+    whole MMAs when there are enough of them, else row blocks; one piece when small."""
+    n = backend.threads()
+    if n <= 1 or T * M * N * K < PARALLEL_MACS:
+        return [(slice(0, T), slice(0, M))]
+    if T >= n:
+        cuts = np.linspace(0, T, n + 1).astype(int)
+        return [(slice(a, b), slice(0, M)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    rows = np.linspace(0, M, -(-n // T) + 1).astype(int)
+    return [(slice(t, t + 1), slice(a, b)) for t in range(T)
+            for a, b in zip(rows[:-1], rows[1:]) if b > a]
+
+
 def mma(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: str, dtype: str,
         scale_a=None, scale_b=None, scale_type: str | None = None, block: int | None = None,
         satfinite: bool = False) -> np.ndarray:
@@ -205,9 +222,22 @@ def mma_batch(a, b, c, *, arch: str, kind: str, atype: str, btype: str, ctype: s
                               unpack(SA, scale_type), unpack(SB, scale_type),
                               _c_values(C, ctype), block, p, rows=False)
     if cm is not None:
-        return _c_fused(cm, A, B, C, p, atype, btype, ctype, dtype,
-                        SA if scale_type else None, SB if scale_type else None, scale_type,
-                        block)
+        SA, SB = (SA, SB) if scale_type else (None, None)
+        parts = _split(T, M, N, K)
+        if len(parts) == 1:
+            return _c_fused(cm, A, B, C, p, atype, btype, ctype, dtype, SA, SB, scale_type,
+                            block)
+        # independent pieces on the pool's threads (the compiled loop releases the GIL); each
+        # entry's bits are those of the whole call
+        outs = backend.run_parallel(
+            lambda t, m: _c_fused(cm, A[t, m], B[t], C[t, m], p, atype, btype, ctype, dtype,
+                                  None if SA is None else SA[t, m],
+                                  None if SB is None else SB[t], scale_type, block),
+            parts)
+        out = np.empty((T, M, N), outs[0].dtype)
+        for (t, m), o in zip(parts, outs):
+            out[t, m] = o
+        return out
     # sub-batches of about BATCH_OUTPUTS outputs: the (T, M, N) work arrays stay in cache
     # (measured: 64 MMAs of 128x128x16 in one piece are slower than one at a time)
     step = max(1, BATCH_OUTPUTS // (M * N))

@@ -17,8 +17,9 @@ from ptxsim.errors import TmemAllocBlocked, TmemLeakError, UndefinedBehavior
 from ptxsim.isa import tmem, tmem_cp, tmem_ldst
 from ptxsim.isa.cta import CtaPairState, CtaState
 from ptxsim.isa.legality import check_notes
-from ptxsim.isa.tcgen05_mma import execute_parsed, execute_parsed_batch
-from ptxsim.isa.tmem import TensorMemory, write_address
+from ptxsim.isa.tcgen05_mma import (execute_parsed, execute_parsed_batch, parse_operands,
+                                    tcgen05_mma_ctas)
+from ptxsim.isa.tmem import N_COLUMNS, N_LANES, TensorMemory, write_address
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.handlers.common import cta_group_of, shared_target, warps_of
 from ptxsim.machine.watchdog import BLOCKED, NO_WAIT, RUN, WAIT_PEER
@@ -40,11 +41,22 @@ def _tcgen05_notes(wave, inst) -> None:
 
 
 # --------------------------------------------------------------------------- tcgen05 state
+def tmem_cells(wave) -> np.ndarray:
+    """The Tensor Memory of every CTA of the wave as one (n_ctas, 128, 512) uint32 array (each
+    CTA's TensorMemory.cells is its row), so that an instruction issued in many CTAs reads and
+    writes them in one array operation. Allocated on first use (pages untouched stay free)."""
+    cells = wave.tstate.get("cells")
+    if cells is None:
+        cells = wave.tstate["cells"] = np.zeros((wave.n_ctas, N_LANES, N_COLUMNS), np.uint32)
+    return cells
+
+
 def cta_state(wave, cta: int):
     st = wave.tstate.get(cta)
     if st is None:
         rank = cta % wave.launch.geometry.cluster_size
-        st = CtaState(smem=wave.memory.shared.cta_view(cta), tmem=TensorMemory(cta_rank=rank),
+        st = CtaState(smem=wave.memory.shared.cta_view(cta),
+                      tmem=TensorMemory(cells=tmem_cells(wave)[cta], cta_rank=rank),
                       rank=rank, exited=cta in wave.exited_ctas)
         wave.tstate[cta] = st
     return st
@@ -264,75 +276,81 @@ def _reg_names(inst):
     return out
 
 
-def _captured(wave, inst, t):
-    """The issuing thread's register values (ints) at issue time."""
-    return _captured_all(wave, inst, np.array([t], np.int64))[0]
-
-
-def _captured_all(wave, inst, idx):
-    """`_captured` of every thread of idx (a dict per thread, in idx's order): each register
-    gathered once for all of them; values are Python ints (predicates 0 / 1), as int() gives."""
-    names = list(dict.fromkeys(_reg_names(inst)))        # the order a dict built per name has
+def _columns(wave, inst, idx) -> dict:
+    """The issuing threads' register values at issue time, one array per register name of the
+    instruction (gathered once for all of them; predicates as 0 / 1, symbols as their
+    address)."""
     cols = {}
-    for name in names:
+    for name in dict.fromkeys(_reg_names(inst)):
         if wave.program.registers.get(name) is None:
             sym = wave.launch.symbols.get(name)
-            cols[name] = (wave.symbol_address(sym, np.asarray(idx, np.int64)).tolist() if sym
-                          else [0] * len(idx))
+            cols[name] = (np.asarray(wave.symbol_address(sym, np.asarray(idx, np.int64)),
+                                     np.uint64) if sym else np.zeros(len(idx), np.uint64))
         else:
             v = wave.reg(name)[idx]
-            cols[name] = (v.astype(np.uint8) if v.dtype == np.bool_ else v).tolist()
-    return [{name: cols[name][k] for name in names} for k in range(len(idx))]
+            cols[name] = v.astype(np.uint8) if v.dtype == np.bool_ else v
+    return cols
 
 
-class _MmaBatch:
-    """The tcgen05.mma of one instruction issued by the threads of different CTAs in one
-    scheduler step (the CTAs of a wave run in step).  They are independent (disjoint CTAs, so
-    none reads what another writes), so when the first of them completes, the operands of all
-    still pending are read and their numerics run as one batched call
-    (`isa.tcgen05_mma.execute_parsed_batch`); each then writes its D when it completes itself,
-    in the queue's order, as before.  Reading a pending MMA's operands early is within what
-    the hardware may do (it reads them at some point between issue and completion), and the
-    program may not change them before the completion it waits for (9.7.16.6)."""
+def _reader(cols: dict, k: int):
+    """read(name) -> int of issuing thread k (the per-instruction API's operand reader)."""
+    return lambda name: int(cols[name][k])
 
-    def __init__(self, inst, target, ptx_version=None):
-        self.inst, self.target, self.ptx_version = inst, target, ptx_version
-        self.members = []            # (state, captured registers)
-        self.finish = {}             # member -> finish() once its operands were read
 
-    def add(self, st, vals):
-        i = len(self.members)
-        self.members.append((st, vals))
-        return lambda: self.perform(i)
-
-    def perform(self, i):
-        if i not in self.finish:
-            todo = [j for j in range(len(self.members)) if j not in self.finish]
-            items = [(st, self.inst, vals.__getitem__) for st, vals in
-                     (self.members[j] for j in todo)]
-            self.finish.update(zip(todo, execute_parsed_batch(items, self.target,
-                                                              self.ptx_version)))
-        return self.finish.pop(i)()
+def _rounds(keys: np.ndarray) -> list:
+    """The members (positions) of each round: round r holds the r-th issue of every key (CTA
+    or CTA pair), so a round's instructions touch distinct CTAs and the rounds run in issue
+    order. `keys` is non-decreasing (threads in order)."""
+    rank = np.arange(keys.size) - np.searchsorted(keys, keys, side="left")
+    if not rank.any():
+        return [np.arange(keys.size)]
+    return [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1)]
 
 
 def _mma(wave, inst):
+    """tcgen05.mma issued by the threads of one step: one asynchronous operation for all of
+    them. At completion each round of independent instructions (distinct CTAs or pairs) runs as
+    one batch: `isa.tcgen05_mma.tcgen05_mma_ctas` (array operations over the CTAs) when the form
+    allows it, else `execute_parsed_batch` (per CTA, its numerics batched)."""
     cg = cta_group_of(inst)
     target = wave.launch.target
     ptx = getattr(wave.launch, "ptx_version", None)
     text = f"line {inst.loc.line}: {inst}"
+    cs = wave.launch.geometry.cluster_size
+
+    def perform_round(ctas, cols, sel):
+        states = [pair_state(wave, c) if cg == 2 else cta_state(wave, c)
+                  for c in ctas[sel].tolist()]
+        if cg == 1:
+            try:
+                mma, kw = parse_operands(inst, lambda name: cols[name][sel], vector=True)
+            except Exception:                      # noqa: BLE001 -- the general path raises
+                mma = None
+            if mma is not None:
+                finish = tcgen05_mma_ctas(states, mma, kw, smem=wave.memory.shared.data,
+                                          which=ctas[sel], cells=tmem_cells(wave),
+                                          target=target, ptx_version=ptx)
+                if finish is not None:
+                    finish()
+                    return
+        if sel.size == 1:
+            execute_parsed(states[0], inst, _reader(cols, int(sel[0])), target, ptx)
+            return
+        for finish in execute_parsed_batch(
+                [(st, inst, _reader(cols, k)) for st, k in zip(states, sel.tolist())],
+                target, ptx):
+            finish()
 
     def run(idx):
-        batch, used = (_MmaBatch(inst, target, ptx), set()) if len(idx) > 1 else (None, None)
-        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
-                                _captured_all(wave, inst, idx)):
-            st = pair_state(wave, cta) if cg == 2 else cta_state(wave, cta)
-            if batch is not None and id(st) not in used:     # one MMA per CTA (pair) a batch
-                used.add(id(st))
-                perform = batch.add(st, vals)
-            else:
-                perform = (lambda st=st, vals=vals: execute_parsed(st, inst, vals.__getitem__,
-                                                                   target, ptx))
-            wave.proxy.issue(t, "mma", perform=perform, cta_group=cg, what=text)
+        cols = _columns(wave, inst, idx)
+        ctas = wave.cta_of[idx]
+        keys = ctas - (ctas % cs) % 2 if cg == 2 else ctas
+
+        def perform():
+            for sel in _rounds(keys):
+                perform_round(ctas, cols, sel)
+        wave.proxy.issue(int(idx[0]), "mma", perform=perform, cta_group=cg, what=text,
+                         threads=idx)
         wave.advance(idx)
     return run
 
@@ -341,7 +359,8 @@ def _commit(wave, inst):
     """tcgen05.commit.cta_group::N.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}
     .b64 [mbar]{, ctaMask} (9.7.16.12.1): arrive-on (count 1) once the prior asynchronous
     tcgen05 operations completed; with .multicast::cluster on the mbarrier at the same offset
-    in every CTA of ctaMask."""
+    in every CTA of ctaMask. The commits of one step are one queued operation whose signal is one
+    vectorised arrive, in thread order (the CTAs of ctaMask in rank order per thread)."""
     cg = cta_group_of(inst)
     mc = inst.has(".multicast::cluster")
     ops = inst.operands
@@ -349,63 +368,89 @@ def _commit(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        # the mbarrier addresses (and masks) of all issuing threads at once; issued per thread
         ctas, offs = shared_target(wave, inst, ops[0], idx)
-        masks = wave.read(ops[1], idx, 16).tolist() if mc else None
-        for k, (t, cta, off) in enumerate(zip(idx.tolist(), np.asarray(ctas).tolist(),
-                                             np.asarray(offs).tolist())):
-            if mc:
-                mask = int(masks[k])
-                base = cta - cta % cs
-                targets = [base + r for r in range(cs) if mask >> r & 1]
-            else:
-                targets = [cta]
-            wave.proxy.commit(int(t), cg, signal=lambda ts=targets, o=off: [
-                wave.mbar.arrive(c, o, 1) for c in ts], what=text)
+        ctas, offs = np.asarray(ctas, np.int64), np.asarray(offs, np.int64)
+        if mc:
+            masks = wave.read(ops[1], idx, 16).astype(np.int64)
+            ranks = np.arange(cs)
+            hit = (masks[:, None] >> ranks[None, :]) & 1 != 0         # (threads, ranks)
+            t_of, r_of = np.nonzero(hit)                               # thread order, rank order
+            ctas = ctas[t_of] - ctas[t_of] % cs + r_of
+            offs = offs[t_of]
+        wave.proxy.commit(int(idx[0]), cg, signal=lambda c=ctas, o=offs:
+                          wave.mbar.arrive(c, o, 1) if c.size else None, what=text,
+                          threads=idx)
         wave.advance(idx)
     return run
 
 
+def _taddr(cols, op) -> np.ndarray:
+    """A [taddr] operand's value per issuing thread (int64)."""
+    base = cols[op.base].astype(np.int64) if op.base else 0
+    return (base + int(op.offset)) & 0xFFFFFFFF
+
+
 def _cp(wave, inst):
-    """tcgen05.cp.cta_group::N.shape{.multicast}{.b8x16.src_fmt} [taddr], s-desc."""
+    """tcgen05.cp.cta_group::N.shape{.multicast}{.b8x16.src_fmt} [taddr], s-desc: the copies of
+    one step are one queued operation. tcgen05.cp reads shared memory and writes Tensor Memory
+    only, so issues by several threads of one CTA with the same operands are one copy; the
+    others run in issue order (rounds)."""
     cg = cta_group_of(inst)
     shape = next(q[1:] for q in inst.qualifiers if q[1:] in tmem_cp.CP_SHAPES)
     mcast = next((q[1:] for q in inst.qualifiers if q.startswith(".warpx")), None)
     fmt = next((q[1:] for q in inst.qualifiers if q in (".b6x16_p32", ".b4x16_p64")), None)
     ops = inst.operands
     text = f"line {inst.loc.line}: {inst}"
+    cs = wave.launch.geometry.cluster_size
 
     def run(idx):
-        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
-                                _captured_all(wave, inst, idx)):
-            taddr = (vals[ops[0].base] if ops[0].base else 0) + ops[0].offset
-            desc = vals.get(ops[1].name) if isinstance(ops[1], Register) else int(ops[1].value)
-            if cg == 2:
-                pst = pair_state(wave, cta)
-                tmem, smems = pst.tmem_pair, (pst.even.smem, pst.odd.smem)
-            else:
-                tmem, smems = cta_state(wave, cta).tmem, (wave.memory.shared.cta_view(cta),)
+        cols = _columns(wave, inst, idx)
+        ctas = wave.cta_of[idx]
+        taddr = _taddr(cols, ops[0])
+        desc = (cols[ops[1].name].astype(np.uint64) if isinstance(ops[1], Register) else
+                np.full(idx.size, int(ops[1].value), np.uint64))
+        keys = ctas - (ctas % cs) % 2 if cg == 2 else ctas
+        # the same copy issued again by another thread of the CTA (pair): once, in issue order
+        # of its last issue
+        rec = np.stack([keys.astype(np.uint64), taddr.astype(np.uint64), desc])
+        _, last = np.unique(rec[:, ::-1], axis=1, return_index=True)
+        keep = np.sort(keys.size - 1 - last)
+        ctas, taddr, desc, keys = ctas[keep], taddr[keep], desc[keep], keys[keep]
 
-            def perform(tmem=tmem, smems=smems, taddr=taddr, desc=desc):
-                rows = [tmem_cp.cp_rows_from_smem(s, desc, shape) for s in smems]
-                src = rows[0] if cg == 1 else np.stack(rows)
-                tmem_cp.tcgen05_cp(tmem, shape, taddr, src, mcast, fmt, cg)
-            wave.proxy.issue(t, "cp", perform=perform, cta_group=cg, what=text)
+        def perform():
+            for sel in _rounds(keys):
+                for c, a, d in zip(ctas[sel].tolist(), taddr[sel].tolist(), desc[sel].tolist()):
+                    if cg == 2:
+                        pst = pair_state(wave, c)
+                        tmem, smems = pst.tmem_pair, (pst.even.smem, pst.odd.smem)
+                    else:
+                        tmem, smems = cta_state(wave, c).tmem, (wave.memory.shared.cta_view(c),)
+                    rows = [tmem_cp.cp_rows_from_smem(s, d, shape) for s in smems]
+                    src = rows[0] if cg == 1 else np.stack(rows)
+                    tmem_cp.tcgen05_cp(tmem, shape, a, src, mcast, fmt, cg)
+        wave.proxy.issue(int(idx[0]), "cp", perform=perform, cta_group=cg, what=text,
+                         threads=idx)
         wave.advance(idx)
     return run
 
 
 def _shift(wave, inst):
+    """tcgen05.shift.cta_group::N.down [taddr]: the shifts of one step, one queued operation."""
     cg = cta_group_of(inst)
     ops = inst.operands
+    text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        for t, cta, vals in zip(idx.tolist(), wave.cta_of[idx].tolist(),
-                                _captured_all(wave, inst, idx)):
-            taddr = (vals[ops[0].base] if ops[0].base else 0) + ops[0].offset
-            tmem = pair_state(wave, cta).tmem_pair if cg == 2 else cta_state(wave, cta).tmem
-            wave.proxy.issue(t, "shift", perform=lambda tm=tmem, a=taddr:
-                             tmem_cp.tcgen05_shift_down(tm, a, cg), cta_group=cg)
+        cols = _columns(wave, inst, idx)
+        ctas = wave.cta_of[idx].tolist()
+        taddr = _taddr(cols, ops[0]).tolist()
+
+        def perform():
+            for c, a in zip(ctas, taddr):
+                tm = pair_state(wave, c).tmem_pair if cg == 2 else cta_state(wave, c).tmem
+                tmem_cp.tcgen05_shift_down(tm, a, cg)
+        wave.proxy.issue(int(idx[0]), "shift", perform=perform, cta_group=cg, what=text,
+                         threads=idx)
         wave.advance(idx)
     return run
 
