@@ -1183,10 +1183,10 @@ def tcgen05_mma_batch(calls) -> list:
 
 def _fast_form(mma: Tcgen05Mma) -> bool:
     """The instruction forms `tcgen05_mma_ctas` computes: .cta_group::1, dense, A from shared or
-    Tensor Memory, no block scaling, .ws, .ashift, scale-input-d, disable-output-lane or
-    zero-column mask, the default collector (a::discard)."""
+    Tensor Memory, with or without disable-output-lane; no block scaling, .ws, .ashift,
+    scale-input-d or zero-column mask; the default collector (a::discard)."""
     return (mma.cta_group == 1 and not mma.sparse and not mma.ws and not mma.block_scale
-            and not mma.ashift and mma.scale_input_d is None and not mma.has_disable_output_lane
+            and not mma.ashift and mma.scale_input_d is None
             and not mma.has_zero_column_mask and mma.collector_buffer == "a"
             and mma.collector_op == "discard")
 
@@ -1227,6 +1227,15 @@ def _mma_ctas(states, mma, operands, smem, which, cells, target, ptx_version):
     cols_ = [np.asarray(operands[k]).astype(np.uint64) for k in ("idesc", a_key, "b_desc",
                                                                   "d_tmem")]
     enable = np.asarray(operands["enable_input_d"]).astype(bool).reshape(-1)
+    off_lanes = None                    # (B, 128) lanes disable-output-lane leaves unwritten
+    if mma.has_disable_output_lane:
+        dis = np.asarray(operands["disable_output_lane"]).astype(np.uint64)
+        if dis.shape != (DISABLE_OUTPUT_LANE_WORDS[1], enable.size) or (dis >> 32).any():
+            return None
+        off_lanes = ((dis.T[:, :, None] >> np.arange(32, dtype=np.uint64)) & 1).reshape(
+            enable.size, N_LANES).astype(bool)
+        if not off_lanes.any():
+            off_lanes = None
     keys = np.stack(cols_)
     if (keys == keys[:, :1]).all():
         uniq, inv = keys[:, :1], np.zeros(keys.shape[1], np.int64)
@@ -1293,7 +1302,9 @@ def _mma_ctas(states, mma, operands, smem, which, cells, target, ptx_version):
         from ptxsim.numerics import mma_batch
         d = mma_batch(a, b.transpose(0, 2, 1), c, arch=ARCH, kind=mma.kind, atype=atype,
                       btype=btype, ctype=dtype, dtype=dtype, satfinite=bool(desc.saturate))
-        writes.append((at, d.astype(np.uint32, copy=False)))
+        keep = None if off_lanes is None else ~off_lanes[sel][:, d_lanes]
+        writes.append((at, d.astype(np.uint32, copy=False),
+                       None if keep is None or keep.all() else keep))
         used.extend(sel.tolist())
 
     def finish():
@@ -1303,7 +1314,9 @@ def _mma_ctas(states, mma, operands, smem, which, cells, target, ptx_version):
                 st.tmem.cta_group = 1
             if st.collector_a.valid:
                 st.collector_a.discard()
-        for at, d in writes:
+        for at, d, keep in writes:
+            if keep is not None:            # disabled lanes keep what they hold
+                d = np.where(keep, d, _cells_read(cells, at))
             _cells_write(cells, at, d)
     return finish
 

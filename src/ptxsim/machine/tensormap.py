@@ -646,6 +646,156 @@ def tma_store_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray
 
 
 # -------------------------------------------------------------------------------------------------
+# Many boxes of one map at once (the TMA copies one scheduler step issues, in issue order)
+# -------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _outer_grid(tmap: TensorMap) -> np.ndarray:
+    """(rank-1, R) element offsets along dimensions 1.. of the box's rows, in shared-memory
+    order (dimension 1 fastest), before adding the coordinates: as _make_row_plan orders them."""
+    es, n = tmap.effective_element_strides, tmap.box_elements
+    axes = [es[i] * np.arange(n[i], dtype=np.int64) for i in range(1, tmap.rank)]
+    grids = np.meshgrid(*axes[::-1], indexing="ij")
+    out = np.stack([g.ravel() for g in grids[::-1]])
+    out.setflags(write=False)
+    return out
+
+
+def _box_gather(tmap: TensorMap, coords: np.ndarray, gmem: GlobalMemory):
+    """For B boxes (coords (B, rank) int64): (buffer, byte index (B, R, n0*e), valid (B, R,
+    n0*e)) when every in-bound element lies in one buffer, else None. The index of an
+    out-of-bound element is 0 (masked by valid)."""
+    e, n = tmap.element_bytes, tmap.box_elements
+    B = coords.shape[0]
+    inner = coords[:, :1] + np.arange(n[0], dtype=np.int64)                   # (B, n0)
+    inner_ok = (inner >= 0) & (inner < tmap.global_dim[0])
+    if tmap.rank > 1:
+        outer = coords[:, 1:, None] + _outer_grid(tmap)[None]                 # (B, r-1, R)
+        dims = np.array(tmap.global_dim[1:], np.int64)[None, :, None]
+        row_ok = ((outer >= 0) & (outer < dims)).all(axis=1)                  # (B, R)
+        strides = np.array(tmap.global_strides, np.int64)[None, :, None]
+        row_addr = int(tmap.global_address) + (outer * strides).sum(axis=1)    # (B, R)
+    else:
+        row_ok = np.ones((B, 1), bool)
+        row_addr = np.full((B, 1), int(tmap.global_address), np.int64)
+    if row_ok.all() and inner_ok.all():
+        # every element in bounds: each row is one run of n0 * e bytes
+        start = row_addr + coords[:, :1] * e                                  # (B, R)
+        lo, hi = int(start.min()), int(start.max()) + n[0] * e - 1
+        buf, base = _one_buffer(gmem, lo, hi)
+        if buf is None:
+            return None
+        return buf, (start - base)[:, :, None] + np.arange(n[0] * e), None
+    valid = row_ok[:, :, None] & inner_ok[:, None, :]                         # (B, R, n0)
+    if not valid.any():
+        return None
+    first = row_addr[:, :, None] + inner[:, None, :] * e                       # (B, R, n0)
+    buf, base = _one_buffer(gmem, int(first[valid].min()), int(first[valid].max()) + e - 1)
+    if buf is None:
+        return None
+    idx = (np.where(valid, first - base, 0)[..., None] + np.arange(e)).reshape(B, -1, n[0] * e)
+    return buf, idx, np.repeat(valid, e, axis=2)
+
+
+def _one_buffer(gmem: GlobalMemory, lo: int, hi: int):
+    """(buffer, its base address) holding bytes lo .. hi, or (None, None) when they lie in two
+    (an address in no buffer raises MemoryAccessError, as the per-box copy would)."""
+    b_lo, off_lo = gmem.locate(np.array([lo], np.uint64), 1)
+    b_hi, _ = gmem.locate(np.array([hi], np.uint64), 1)
+    if b_lo[0] != b_hi[0]:
+        return None, None
+    return gmem.buffers[int(b_lo[0])], lo - int(off_lo[0])
+
+
+def _last_of_each(*keys) -> np.ndarray:
+    """Positions of the last occurrence of each distinct row of `keys` (arrays with one row
+    per copy), in order: copies issued again with the same operands are one copy (the source
+    does not change between them), placed at their last issue."""
+    n = len(keys[0])
+    rec = np.concatenate([np.asarray(k).astype(np.int64).reshape(n, -1) for k in keys], axis=1)
+    if n <= 1:
+        return np.arange(n)
+    if (rec == rec[:1]).all():
+        return np.array([n - 1])
+    _, last = np.unique(rec[::-1], axis=0, return_index=True)
+    return np.sort(n - 1 - last)
+
+
+def _box_chunks(tmap: TensorMap, shared, ctas: np.ndarray, offs: np.ndarray) -> np.ndarray:
+    """16-byte chunk numbers (B, rows, K) in shared.data viewed as (-1, 16) of each box."""
+    rows = math.prod(tmap.box_elements[1:])
+    per_cta = shared.data.shape[1] // 16
+    u, inv = np.unique(offs, return_inverse=True)
+    local = np.stack([_chunk_index(tmap, int(o), rows) for o in u.tolist()])[inv.reshape(-1)]
+    return ctas[:, None, None] * per_cta + local
+
+
+def _tiles_ok(tmap: TensorMap, coords: np.ndarray, shared, offs: np.ndarray) -> bool:
+    """The conditions under which the batched copies give the per-box results: every per-box
+    check passes (else the per-box copy raises it, in order) and the boxes are whole chunks."""
+    try:
+        tmap._check_copy(coords[0])
+    except Exception:          # noqa: BLE001 -- the per-box path raises it
+        return False
+    e = tmap.element_bytes
+    fp = tmap.smem_footprint
+    return bool(coords.shape[1] == tmap.rank and not ((coords[:, 0] * e) % 16).any()
+                and shared.data.shape[1] % 16 == 0 and (tmap.box_elements[0] * e) % 16 == 0
+                and not (offs % 128).any() and (offs >= 0).all()
+                and (offs + fp <= shared.data.shape[1]).all())
+
+
+def tma_load_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, offs) -> None:
+    """`tma_load_tile` of B boxes of one map (coords (B, rank)) into the shared memory of CTAs
+    `ctas` at offsets `offs`, in that order: one gather from global memory and one scatter into
+    shared memory (shared: machine.memory.SharedMemory) when every box passes its checks and
+    its in-bound elements lie in one buffer; else box by box."""
+    coords = np.asarray(coords, np.int64).reshape(len(ctas), -1)
+    ctas, offs = np.asarray(ctas, np.int64), np.asarray(offs, np.int64)
+    keep = _last_of_each(coords, ctas, offs)
+    coords, ctas, offs = coords[keep], ctas[keep], offs[keep]
+    plan = _box_gather(tmap, coords, gmem) if _tiles_ok(tmap, coords, shared, offs) else None
+    if plan is None:
+        for c, cta, off in zip(coords.tolist(), ctas.tolist(), offs.tolist()):
+            tma_load_tile(tmap, c, gmem, shared.cta_view(cta), off)
+        return
+    buf, idx, valid = plan
+    data = buf.u8[idx]
+    if valid is not None and not valid.all():
+        fill = (np.resize(OOB_NAN_PATTERN, tmap.element_bytes)
+                if tmap.oob_fill == "nan_request_zero_fma" else np.zeros(tmap.element_bytes,
+                                                                           np.uint8))
+        data = np.where(valid, data, np.resize(fill, data.shape[-1])[None, None, :])
+    B, R = idx.shape[:2]
+    shared.data.reshape(-1, 16)[_box_chunks(tmap, shared, ctas, offs)] = \
+        data.reshape(B, R, -1, 16)
+
+
+def tma_store_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, offs) -> None:
+    """`tma_store_tile` of B boxes (coords (B, rank)) from the shared memory of CTAs `ctas` at
+    offsets `offs`, in that order (a later box's bytes win where boxes overlap, as when stored
+    one after the other); box by box unless every box passes its checks and lies in one
+    buffer."""
+    coords = np.asarray(coords, np.int64).reshape(len(ctas), -1)
+    ctas, offs = np.asarray(ctas, np.int64), np.asarray(offs, np.int64)
+    keep = _last_of_each(coords, ctas, offs)
+    coords, ctas, offs = coords[keep], ctas[keep], offs[keep]
+    plan = None
+    if _tiles_ok(tmap, coords, shared, offs) and (coords >= 0).all():
+        plan = _box_gather(tmap, coords, gmem)
+    if plan is None:
+        for c, cta, off in zip(coords.tolist(), ctas.tolist(), offs.tolist()):
+            tma_store_tile(tmap, c, gmem, shared.cta_view(cta), off)
+        return
+    buf, idx, valid = plan
+    B, R = idx.shape[:2]
+    data = shared.data.reshape(-1, 16)[_box_chunks(tmap, shared, ctas, offs)].reshape(B, R, -1)
+    if valid is None or valid.all():
+        buf.u8[idx] = data
+    else:
+        buf.u8[idx[valid]] = data[valid]
+
+
+# -------------------------------------------------------------------------------------------------
 # cp.async.bulk (non-tensor) and multicast
 # -------------------------------------------------------------------------------------------------
 def _bulk_checks(size: int, *addrs):

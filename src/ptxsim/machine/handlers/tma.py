@@ -24,34 +24,74 @@ def _tensormap_at(wave, t, op, a=None):
     if a is None:
         a = int(wave.addr(op, ti)[0]) if isinstance(op, Address) else \
             int(wave.read(op, ti, 64)[0])
-    base = op.base if isinstance(op, Address) else getattr(op, "name", None)
-    sym = wave.launch.symbols.get(base) if base else None
-    space = "generic"
-    if sym is not None and wave.program.registers.get(base) is None:
-        space = sym.space
-    blob = wave.memory.read_block(space, a, 128, thread=t)
+    blob = wave.memory.read_block(_tensormap_space(wave, op), a, 128, thread=t)
     tm = TensorMap.from_bytes(blob)
     return tm
+
+
+def _tensormap_space(wave, op) -> str:
+    base = op.base if isinstance(op, Address) else getattr(op, "name", None)
+    sym = wave.launch.symbols.get(base) if base else None
+    if sym is not None and wave.program.registers.get(base) is None:
+        return sym.space
+    return "generic"
+
+
+_SAME_FOR_ALL = ("param", "const", "global")
+
+
+def _tensormaps(wave, op, addrs: np.ndarray, idx: np.ndarray):
+    """[(TensorMap, positions in idx)] of the maps the issuing threads name: each distinct map
+    read and decoded once (per address; per CTA for maps in shared memory, per thread in local
+    memory, whose bytes differ between them)."""
+    space = _tensormap_space(wave, op)
+    owner = np.zeros(idx.size, np.int64)                 # who else sees the same bytes
+    if space == "generic":
+        kinds = wave.memory.classify(addrs)
+        shared = kinds == "shared"
+        local = kinds == "local"
+        owner[shared] = wave.cta_of[idx[shared]] + 1
+        owner[local] = -(idx[local] + 1)
+    elif space not in _SAME_FOR_ALL:
+        owner = wave.cta_of[idx] + 1 if space.startswith("shared") else -(idx + 1)
+    keys = np.stack([addrs.astype(np.uint64), owner.astype(np.uint64)])
+    if (keys == keys[:, :1]).all():
+        groups = [(0, np.arange(idx.size))]
+    else:
+        _, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        groups = [(int(f), np.flatnonzero(inv == g)) for g, f in enumerate(first.tolist())]
+    out = []
+    for f, sel in groups:
+        blob = wave.memory.read_block(space, int(addrs[f]), 128, thread=int(idx[f]))
+        out.append((TensorMap.from_bytes(blob), sel))
+    return out
 
 
 def _packed_as_bytes(tm, coords):
     """CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B (16 packed 4-bit values per 8 bytes, no gaps): the
     same copy as a uint8 map over the packed bytes, dimension 0 and its coordinate halved (the
-    inner coordinate of an aligned box is even). Other packed types stay unsupported."""
+    inner coordinate of an aligned box is even). Other packed types stay unsupported.
+    coords: (B, rank) int64, one box per row."""
     if tm.dtype != "16u4_align8b":
         return tm, coords
-    if coords[0] % 2 or tm.global_dim[0] % 2 or tm.box_dim[0] % 2:
+    if (coords[:, 0] % 2).any() or tm.global_dim[0] % 2 or tm.box_dim[0] % 2:
         raise UnsupportedFeature("16U4_ALIGN8B tensor map with an odd inner coordinate or size")
     tm = dataclasses.replace(tm, dtype="uint8",
                              global_dim=(tm.global_dim[0] // 2,) + tuple(tm.global_dim[1:]),
                              box_dim=(tm.box_dim[0] // 2,) + tuple(tm.box_dim[1:]))
-    return tm, [coords[0] // 2] + list(coords[1:])
+    coords = coords.copy()
+    coords[:, 0] //= 2
+    return tm, coords
 
 
 def _tma(wave, inst):
     """cp.async.bulk.tensor.Nd.dst.src{.load_mode}.completion{.multicast}{.cta_group}
     (9.7.9.25.5.1): tile mode loads (global -> shared::cluster, complete-tx on an mbarrier,
-    multicast) and stores (shared::cta -> global, bulk async-group)."""
+    multicast) and stores (shared::cta -> global, bulk async-group). The copies the threads of
+    one step issue are one asynchronous operation: each distinct tensor map read once, the
+    boxes of one map copied together (`tensormap.tma_load_tiles` / `tma_store_tiles`), the
+    complete-tx signals one vectorised update, all in thread order."""
     ops = inst.operands
     spaces = [q for q in inst.qualifiers if q in (".global", ".shared::cluster", ".shared::cta")]
     load = bool(spaces) and spaces[0] != ".global"        # .dst.src: shared <- global
@@ -63,38 +103,73 @@ def _tma(wave, inst):
 
     tens = ops[1] if load else ops[0]
     tens_at = Address(tens.base, tens.offset)
+    cs = wave.launch.geometry.cluster_size
+    shared = wave.memory.shared
 
     def run(idx):
         # every operand of all issuing threads read at once (registers do not change while
-        # the step issues); the tensor map itself is read per thread, at its issue
-        tmaps = wave.addr(tens_at, idx).tolist()
-        cvals = [wave.read(c, idx, 32) for c in tens.vector.elements]
-        if load:
-            dsts = wave.addr(ops[0], idx).tolist()
-            mbars = wave.addr(ops[2], idx).tolist()
-            masks = wave.read(ops[3], idx, 16) if mc else None
+        # the step issues)
+        idx = np.array(idx, np.int64)
+        cta = wave.cta_of[idx]
+        taddr = wave.addr(tens_at, idx)
+        coords = np.stack([wave.read(c, idx, 32).astype(np.uint32).view(np.int32)
+                           .astype(np.int64) for c in tens.vector.elements], 1)
+        maps = []
+        for tm, sel in _tensormaps(wave, tens_at, taddr, idx):
+            tm, c = _packed_as_bytes(tm, coords[sel])
+            maps.append((tm, sel, c))
+        if not load:
+            _, src = shared.resolve_own(wave.addr(ops[1], idx), cta)
+            src = np.asarray(src, np.int64)
+
+            def store():
+                for tm, sel, c in maps:
+                    tmod.tma_store_tiles(tm, c, wave.memory.global_, shared, cta[sel], src[sel])
+            wave.proxy.issue(int(idx[0]), "bulk", perform=store, what=text, threads=idx)
+            wave.advance(idx)
+            return
+        dst = wave.addr(ops[0], idx)
+        mbar = wave.addr(ops[2], idx)
+        dcta, doff = shared.resolve_cluster(dst, cta)
+        mcta, moff = shared.resolve_cluster(mbar, cta)
+        dcta, doff = np.asarray(dcta, np.int64), np.asarray(doff, np.int64)
+        mcta, moff = np.asarray(mcta, np.int64), np.asarray(moff, np.int64)
+        member = np.arange(idx.size)
+        if mc:
+            masks = wave.read(ops[3], idx, 16).astype(np.int64)
+            if mc and cg == 1 and (mcta != dcta).any():
+                raise UndefinedBehavior("cp.async.bulk.tensor .cta_group::1: the mbarrier must "
+                                        "be in the same CTA as the shared-memory destination")
+            for m in masks.tolist():                      # the named errors of multicast_ranks
+                if m >> cs:
+                    tmod.multicast_ranks(m, cs)
+            hit = (masks[:, None] >> np.arange(cs)[None, :]) & 1 != 0
+            member, r = np.nonzero(hit)                   # thread order, then rank order
+            first = cta[member] - cta[member] % cs
+            data_cta = first + r
+            sig_cta = (first + r) if cg == 1 else first + ((r & ~1) | (mcta[member] % cs & 1))
+            doff, moff = doff[member], moff[member]
         else:
-            srcs = wave.addr(ops[1], idx).tolist()
-        for k, (t, cta) in enumerate(zip(idx.tolist(), wave.cta_of[idx].tolist())):
-            if load:
-                dst = dsts[k]
-                tm = _tensormap_at(wave, t, tens_at, tmaps[k])
-                coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
-                mbar = mbars[k]
-                mask = int(masks[k]) if mc else None
-                tm, coords = _packed_as_bytes(tm, coords)
-                tmod.issue_tma_load(wave.proxy, t, tm, coords, wave.memory, wave.mbar, cta=cta,
-                                    dst=dst, mbar=mbar, cta_mask=mask, cta_group=cg, what=text)
-            else:
-                tm = _tensormap_at(wave, t, tens_at, tmaps[k])
-                coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
-                (_,), (src,) = wave.memory.shared.resolve_own([srcs[k]], [cta])
-                src = int(src)
-                smem = wave.memory.shared.cta_view(cta)
-                tm, coords = _packed_as_bytes(tm, coords)
-                wave.proxy.issue(t, "bulk", perform=lambda tm=tm, c=coords, s=src, sm=smem:
-                                 tmod.tma_store_tile(tm, c, wave.memory.global_, sm, s),
-                                 what=text)
+            data_cta, sig_cta = dcta, mcta
+        of_map = np.empty(idx.size, np.int64)
+        for k, (_, sel, _) in enumerate(maps):
+            of_map[sel] = k
+        of_map = of_map[member]
+        box = np.array([tm.box_bytes for tm, _, _ in maps], np.int64)[of_map]
+        copies = []
+        for k, (tm, sel, c) in enumerate(maps):
+            pick = np.flatnonzero(of_map == k)
+            pos = np.searchsorted(sel, member[pick])      # each copy's row of c
+            copies.append((tm, c[pos], data_cta[pick], doff[pick]))
+
+        def perform():
+            for tm, c, dc, do in copies:
+                tmod.tma_load_tiles(tm, c, wave.memory.global_, shared, dc, do)
+
+        def signal():
+            wave.mbar.complete_tx(sig_cta, moff, box)
+        wave.proxy.issue(int(idx[0]), "bulk", perform=perform, signal=signal, what=text,
+                         threads=idx)
         wave.advance(idx)
     return run
 
