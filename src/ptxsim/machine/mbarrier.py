@@ -193,8 +193,11 @@ class Mbarriers:
             i = int(np.argmax((etx < 0) | (etx > TX_MAX)))
             raise MbarrierError(f"{what} expect_tx count {int(etx[i])} outside 0 .. 2^20-1",
                                 int(off[i]), int(cta[i]))
-        tokens = np.zeros(n, np.uint64)
         key = cta * (self.shared.size + 8) + off
+        fast = self._arrive_all(key, cta, off, count, etx, drop, no_complete)
+        if fast is not None:
+            return fast
+        tokens = np.zeros(n, np.uint64)
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
         words = self._words(cta[first], off[first])
         for g in range(uniq.size):
@@ -203,6 +206,38 @@ class Mbarriers:
                                                      no_complete, what, int(off[sel[0]]),
                                                      int(cta[sel[0]]))
         self._store(cta[first], off[first], words)
+        return tokens
+
+    def _arrive_all(self, key, cta, off, count, etx, drop, no_complete):
+        """`arrive` for every object at once (array operations, no loop over objects) in the
+        usual case: no object's phase completes before its last arrival of this call and
+        nothing is out of range. Returns the tokens, or None (nothing changed) when some object
+        needs the per-object path, which then gives the result or the error."""
+        order = np.argsort(key, kind="stable")                 # each object's arrivals in order
+        ks = key[order]
+        start = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])  # first arrival of each object
+        g = np.cumsum(np.r_[True, ks[1:] != ks[:-1]]) - 1       # object of each arrival
+        cnt, ex = count[order], etx[order]
+        c_in = np.cumsum(cnt)
+        c_ex = c_in - cnt - (c_in - cnt)[start][g]               # earlier arrivals' counts
+        t_in = np.cumsum(ex)
+        t_ex = t_in - ex - (t_in - ex)[start][g]                 # earlier expect-tx
+        total, etx_total = np.add.reduceat(cnt, start), np.add.reduceat(ex, start)
+        oc, oo = cta[order][start], off[order][start]
+        ph, pend, exp, tx = decode(self._words(oc, oo))
+        if (total > pend).any() or (np.abs(tx[g] + t_ex + ex) > TX_MAX).any():
+            return None
+        pend2 = pend - total
+        tx2 = tx + etx_total
+        exp2 = exp - total if drop else exp
+        done = (pend2 == 0) & (tx2 == 0)
+        if (exp2 < 0).any() or (done & (no_complete | (exp2 == 0))).any():
+            return None
+        tok = encode(ph[g], pend[g] - c_ex, exp[g] - (c_ex if drop else 0), tx[g] + t_ex)
+        words = np.where(done, encode(ph ^ 1, exp2, exp2, 0), encode(ph, pend2, exp2, tx2))
+        self._store(oc, oo, words)
+        tokens = np.empty(key.size, np.uint64)
+        tokens[order] = tok
         return tokens
 
     def _arrive_one(self, word, counts, etxs, drop, no_complete, what, off, cta):
@@ -284,6 +319,9 @@ class Mbarriers:
             raise MbarrierError(f"{what} byte count {int(amount[i])} outside 0 .. 2^20-1",
                                 int(off[i]), int(cta[i]))
         key = cta * (self.shared.size + 8) + off
+        fast = self._tx_all(key, cta, off, sign * amount)
+        if fast is not None:
+            return fast
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
         words = self._words(cta[first], off[first])
         done = np.zeros(uniq.size, bool)
@@ -306,6 +344,35 @@ class Mbarriers:
                                                      what, o, c)
         self._store(cta[first], off[first], words)
         return done[inv]
+
+    def _tx_all(self, key, cta, off, amts):
+        """`_tx` for every object at once in the usual case (no phase completes part-way through
+        an object's amounts, nothing out of range); None (nothing changed) otherwise."""
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        new = np.r_[True, ks[1:] != ks[:-1]]
+        start = np.flatnonzero(new)
+        g = np.cumsum(new) - 1
+        a = amts[order]
+        run = np.cumsum(a)
+        run = run - (run - a)[start][g]                        # each object's running sum
+        oc, oo = cta[order][start], off[order][start]
+        ph, pend, exp, tx = decode(self._words(oc, oo))
+        tx_run = tx[g] + run
+        last = np.r_[start[1:] - 1, ks.size - 1]
+        inner = np.ones(ks.size, bool)
+        inner[last] = False
+        if (np.abs(tx_run) > TX_MAX).any() or ((pend[g] == 0) & (tx_run == 0) & inner).any():
+            return None
+        tx2 = tx_run[last]
+        done = (pend == 0) & (tx2 == 0)
+        if (done & (exp == 0)).any():
+            return None
+        words = np.where(done, encode(ph ^ 1, exp, exp, 0), encode(ph, pend, exp, tx2))
+        self._store(oc, oo, words)
+        out = np.empty(ks.size, bool)
+        out[order] = done[g]
+        return out
 
     # -- waiting ---------------------------------------------------------------------------------
     def test_wait(self, cta, offset, state, what: str = "mbarrier.test_wait") -> np.ndarray:

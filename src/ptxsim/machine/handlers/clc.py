@@ -24,26 +24,36 @@ def _clc_try_cancel(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
 
     def run(idx):
-        for t in idx:
-            t = int(t)
-            ti = np.array([t])
-            cta, off = shared_target(wave, inst, ops[0], ti)
-            mcta, moff = shared_target(wave, inst, ops[1], ti)
+        idx = np.array(idx, np.int64)
+        cta, off = shared_target(wave, inst, ops[0], idx)
+        _, moff = shared_target(wave, inst, ops[1], idx)
+        cta, off = np.asarray(cta, np.int64), np.asarray(off, np.int64)
+        moff = np.asarray(moff, np.int64)
+        # each thread's request cancels the next cluster not started, in thread order; once
+        # every cluster has started the rest fail
+        resp = np.zeros((idx.size, 4), np.uint32)
+        for k in range(idx.size):
             got = wave.launch.try_cancel()
-            resp = np.zeros(4, np.uint32)
-            if got is not None:
-                resp[:] = (1,) + got
-            first = int(cta[0]) - int(cta[0]) % cs
-            targets = range(first, first + cs) if mc else [int(cta[0])]
+            if got is None:
+                break
+            resp[k] = (1,) + got
+        if mc:                                            # every CTA of the cluster, rank order
+            member = np.repeat(np.arange(idx.size), cs)
+            tgt = (cta - cta % cs)[member] + np.tile(np.arange(cs), idx.size)
+        else:
+            member, tgt = np.arange(idx.size), cta
+        S = wave.memory.shared.data.shape[1]
+        at = (tgt * S + off[member])[:, None] + np.arange(16)
+        data = resp[member].view(np.uint8).reshape(-1, 16)
+        sig_c, sig_o = tgt, moff[member]            # the mbarrier in each CTA written
 
-            def perform(targets=targets, off=int(off[0]), resp=resp):
-                for c in targets:
-                    wave.memory.shared.cta_view(c)[off:off + 16] = resp.view(np.uint8)
+        def perform():
+            wave.memory.shared.data.reshape(-1)[at] = data
 
-            def signal(targets=targets, moff=int(moff[0])):
-                for c in targets:
-                    wave.mbar.complete_tx(c, moff, 16)
-            wave.proxy.issue(t, "bulk", perform=perform, signal=signal, what=text)
+        def signal():
+            wave.mbar.complete_tx(sig_c, sig_o, 16)
+        wave.proxy.issue(int(idx[0]), "bulk", perform=perform, signal=signal, what=text,
+                         threads=idx)
         wave.advance(idx)
     return run
 

@@ -181,7 +181,9 @@ def _reduce_tensor(wave, inst):
 
 def _bulk(wave, inst):
     """cp.async.bulk (non-tensor, 9.7.9.25.4.1): global -> shared::cluster with complete-tx;
-    shared::cta -> global with a bulk async-group; shared::cta -> shared::cluster."""
+    shared::cta -> global with a bulk async-group; shared::cta -> shared::cluster. The copies of
+    one step are one asynchronous operation (`_bulk_copies`: all bytes in one gather and one
+    scatter), their complete-tx one vectorised update, in thread order."""
     q = inst.qualifiers
     ops = inst.operands
     if inst.has(".ignore_oob") or inst.has(".cp_mask"):
@@ -190,42 +192,79 @@ def _bulk(wave, inst):
         raise UnsupportedFeature(f"{inst.mnemonic}: .ignore_oob / .cp_mask are not modelled")
     dst_space = SPACE_QUALS.get(q[0]) if q else None
     text = f"line {inst.loc.line}: {inst}"
+    mode = ("g2s" if dst_space == "shared::cluster" and inst.has(".global") else
+            "s2g" if dst_space == "global" else "s2s")
 
     def run(idx):
-        for t in idx:
-            t = int(t)
-            ti = np.array([t])
-            cta = int(wave.cta_of[t])
-            dst = int(wave.addr(ops[0], ti)[0])
-            src = int(wave.addr(ops[1], ti)[0])
-            size = int(wave.read(ops[2], ti, 32)[0])
-            sh = wave.memory.shared
-            if dst_space == "shared::cluster" and inst.has(".global"):
-                (dc,), (do,) = sh.resolve_cluster([dst], [cta])
-                (mc_,), (mo,) = sh.resolve_cluster([int(wave.addr(ops[3], ti)[0])], [cta])
-                wave.proxy.issue(t, "bulk", perform=lambda dc=dc, do=do, s=src, n=size:
-                                 tmod.bulk_global_to_shared(wave.memory.global_, s,
-                                                            sh.cta_view(int(dc)), int(do), n),
-                                 signal=lambda c=mc_, o=mo, n=size:
-                                 wave.mbar.complete_tx(int(c), int(o), n), what=text)
-            elif dst_space == "global":
-                (_,), (src,) = sh.resolve_own([src], [cta])
-                src = int(src)
-                wave.proxy.issue(t, "bulk", perform=lambda d=dst, s=src, n=size, c=cta:
-                                 tmod.bulk_shared_to_global(sh.cta_view(c), s,
-                                                            wave.memory.global_, d, n), what=text)
-            else:
-                (dc,), (do,) = sh.resolve_cluster([dst], [cta])
-                (mc_,), (mo,) = sh.resolve_cluster([int(wave.addr(ops[3], ti)[0])], [cta])
-                (_,), (src,) = sh.resolve_own([src], [cta])
-                src = int(src)
-                wave.proxy.issue(t, "bulk", perform=lambda dc=dc, do=do, s=src, n=size, c=cta:
-                                 tmod.bulk_shared_to_shared(sh.cta_view(c), s,
-                                                            sh.cta_view(int(dc)), int(do), n),
-                                 signal=lambda c=mc_, o=mo, n=size:
-                                 wave.mbar.complete_tx(int(c), int(o), n), what=text)
+        idx = np.array(idx, np.int64)
+        cta = wave.cta_of[idx]
+        dst = wave.addr(ops[0], idx).astype(np.int64)
+        src = wave.addr(ops[1], idx).astype(np.int64)
+        size = wave.read(ops[2], idx, 32).astype(np.int64)
+        sh = wave.memory.shared
+        if mode != "g2s":                     # a shared::cta source of the executing CTA
+            src = np.asarray(sh.resolve_own(src.astype(np.uint64), cta)[1], np.int64)
+        signal = None
+        if mode != "s2g":
+            dc, do = sh.resolve_cluster(dst.astype(np.uint64), cta)
+            mc_, mo = sh.resolve_cluster(wave.addr(ops[3], idx), cta)
+
+            def signal(c=np.asarray(mc_, np.int64), o=np.asarray(mo, np.int64), n=size):
+                wave.mbar.complete_tx(c, o, n)
+        else:
+            dc, do = None, dst
+
+        def perform():
+            _bulk_copies(wave, mode, cta, src, np.asarray(dc) if dc is not None else None,
+                         np.asarray(do, np.int64), size)
+        wave.proxy.issue(int(idx[0]), "bulk", perform=perform, signal=signal, what=text,
+                         threads=idx)
         wave.advance(idx)
     return run
+
+
+def _bulk_copies(wave, mode, cta, src, dcta, dst, size) -> None:
+    """The bulk copies of one step, in thread order: each member's `size` bytes (a later copy's
+    bytes win where copies overlap). When a check fails (size, alignment, a shared-memory window
+    or a global buffer), the copies run one by one, so the error is the one of the first bad
+    copy, as the per-copy functions raise it."""
+    sh, gm = wave.memory.shared, wave.memory.global_
+    S = sh.data.shape[1]
+    sm_src = src if mode != "g2s" else None
+    ok = ((size > 0) & (size % 16 == 0) & (src % 16 == 0) & (dst % 16 == 0)).all()
+    if ok and sm_src is not None:
+        ok = ((sm_src >= 0) & (sm_src + size <= S)).all()
+    if ok and mode != "s2g":
+        ok = ((dst >= 0) & (dst + size <= S)).all()
+    total = int(size.sum())
+    if ok:
+        start = np.cumsum(size) - size
+        member = np.repeat(np.arange(size.size), size)
+        byte = np.arange(total) - np.repeat(start, size)
+        if mode == "g2s":
+            b, _ = gm._one_buffer(src, 1)
+            b_hi, _ = gm._one_buffer(src + size - 1, 1)
+            ok = b is not None and b is b_hi
+    if not ok:
+        for k in range(size.size):
+            s_, d_, n_, c_ = int(src[k]), int(dst[k]), int(size[k]), int(cta[k])
+            if mode == "g2s":
+                tmod.bulk_global_to_shared(gm, s_, sh.cta_view(int(dcta[k])), d_, n_)
+            elif mode == "s2g":
+                tmod.bulk_shared_to_global(sh.cta_view(c_), s_, gm, d_, n_)
+            else:
+                tmod.bulk_shared_to_shared(sh.cta_view(c_), s_, sh.cta_view(int(dcta[k])), d_,
+                                           n_)
+        return
+    flat = sh.data.reshape(-1)
+    if mode == "g2s":
+        data = gm.read((src[member] + byte).astype(np.uint64), 1)[:, 0]
+    else:
+        data = flat[cta[member] * S + src[member] + byte]
+    if mode == "s2g":
+        gm.write((dst[member] + byte).astype(np.uint64), data[:, None])
+    else:
+        flat[dcta[member] * S + dst[member] + byte] = data
 
 
 def _commit_group(wave, inst):
@@ -326,7 +365,11 @@ def _tensormap_replace(wave, inst):
     """tensormap.replace.tile.field{.ss}.b1024.type [addr], {ord,} new_val (PTX 9.7.9.x): one
     field of the 128-byte tensor map at addr (.global or .shared::cta, generic by default)
     written exactly as the GPU writes it (machine/tensormap.py replace_field, measured on an
-    H200); `.rank` takes rank - 1 (the ISA: "ones less than the desired tensor rank")."""
+    H200); `.rank` takes rank - 1 (the ISA: "ones less than the desired tensor rank"). The
+    threads of one step: each distinct map (address, and CTA / thread where the bytes differ
+    between them) read, edited and written once; a field several threads replace holds the last
+    one's value (the write sets the field's bits whatever they held), every distinct code of a
+    coded field still checked in thread order."""
     field = next((q[1:] for q in inst.qualifiers
                   if q[1:] in TM_FIELDS_NATURAL or q[1:] in TM_FIELDS_CODED), None)
     if field is None:
@@ -336,18 +379,34 @@ def _tensormap_replace(wave, inst):
     ops = inst.operands
     has_ord = field in ("box_dim", "global_dim", "global_stride", "element_stride")
     mem = wave.memory
+    sp = {".global": "global", ".shared::cta": "shared::cta"}.get(space, "generic")
+    width = 64 if field in ("global_address", "global_stride") else 32
 
     def run(idx):
-        for t in idx:
-            t = int(t)
-            ti = np.array([t])
-            addr = int(wave.addr(ops[0], ti)[0])
-            value = int(wave.read(ops[-1], ti, 64 if field in ("global_address",
-                                                                "global_stride") else 32)[0])
-            ordinal = int(ops[1].value) if has_ord else None
-            sp = {".global": "global", ".shared::cta": "shared::cta"}.get(space, "generic")
-            blob = mem.read_block(sp, addr, 128, thread=t)
-            new = tmod.replace_field(bytes(np.asarray(blob, np.uint8)), field, value, ordinal)
+        idx = np.array(idx, np.int64)
+        addrs = wave.addr(ops[0], idx)
+        values = wave.read(ops[-1], idx, width).astype(np.uint64)
+        ordinal = int(ops[1].value) if has_ord else None
+        owner = np.zeros(idx.size, np.int64)             # whose bytes the address names
+        kinds = mem.classify(addrs) if sp == "generic" else None
+        if sp == "shared::cta" or (kinds is not None and (kinds == "shared").any()):
+            sel = slice(None) if sp == "shared::cta" else kinds == "shared"
+            owner[sel] = wave.cta_of[idx[sel]] + 1
+        if kinds is not None and (kinds == "local").any():
+            owner[kinds == "local"] = -(idx[kinds == "local"] + 1)
+        keys = np.stack([addrs.astype(np.uint64), owner.astype(np.uint64)])
+        _, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        for g in np.argsort(first).tolist():             # maps in order of their first thread
+            mine = np.flatnonzero(inv == g)
+            t, addr = int(idx[mine[0]]), int(addrs[mine[0]])
+            blob = bytes(np.asarray(mem.read_block(sp, addr, 128, thread=t), np.uint8))
+            vals = values[mine]
+            if field in TM_FIELDS_CODED:                 # each distinct code checked, in order
+                u, at = np.unique(vals, return_index=True)
+                for v in u[np.argsort(at)].tolist():
+                    tmod.replace_field(blob, field, v, ordinal)
+            new = tmod.replace_field(blob, field, int(vals[-1]), ordinal)
             _store_block(mem, sp, addr, new, t)
         wave.advance(idx)
     return run
