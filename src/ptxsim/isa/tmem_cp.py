@@ -264,13 +264,15 @@ SHIFT_COLUMNS = 256 // 32
 
 
 def tcgen05_shift_down(tmem, taddr: int, cta_group: int = 1, target: str | None = None,
-                       ptx_version=None) -> None:
+                       ptx_version=None, times: int = 1) -> None:
     """tcgen05.shift.cta_group::<g>.down [taddr].
 
     The 32-byte (8-column) element of each of the rows lane..lane+30 moves one row down
     (lane+1..lane+31); the last row's old value is overwritten and the first row keeps its
     value (the spec shifts "all the rows, except the last"). The lane of taddr must be a
     multiple of 32. With `target` / `ptx_version`: first the notes of FORMS["tcgen05.shift"].
+    times: the same shift issued that many times in a row (row i then holds old row
+    max(i - times, 0), by induction on the one-row shift).
     """
     what = "tcgen05.shift.down"
     check_notes(FORMS["tcgen05.shift"], target, ptx_version)
@@ -287,8 +289,11 @@ def tcgen05_shift_down(tmem, taddr: int, cta_group: int = 1, target: str | None 
             C = np.broadcast_to(np.arange(col0, col0 + SHIFT_COLUMNS), L.shape)
             t.check_allocated(L, C, what)
         cells = cells_of(t)
-        block = cells[lane0:lane0 + SHIFT_ROWS - 1, col0:col0 + SHIFT_COLUMNS].copy()
-        cells[lane0 + 1:lane0 + SHIFT_ROWS, col0:col0 + SHIFT_COLUMNS] = block
+        if times < 1:
+            continue
+        src = lane0 + np.maximum(np.arange(SHIFT_ROWS) - int(times), 0)
+        cells[lane0:lane0 + SHIFT_ROWS, col0:col0 + SHIFT_COLUMNS] = \
+            cells[src, col0:col0 + SHIFT_COLUMNS]
 
 
 # --------------------------------------------------------------------------------------------

@@ -725,7 +725,13 @@ def _box_chunks(tmap: TensorMap, shared, ctas: np.ndarray, offs: np.ndarray) -> 
     rows = math.prod(tmap.box_elements[1:])
     per_cta = shared.data.shape[1] // 16
     u, inv = np.unique(offs, return_inverse=True)
-    local = np.stack([_chunk_index(tmap, int(o), rows) for o in u.tolist()])[inv.reshape(-1)]
+    if u.size <= 4:                              # the usual case: memoised per offset
+        local = np.stack([_chunk_index(tmap, int(o), rows) for o in u.tolist()])[inv.reshape(-1)]
+    else:                                        # many offsets: one vectorised swizzle
+        k = tmap.box_elements[0] * tmap.element_bytes // 16
+        lin = (offs[:, None, None] + (np.arange(rows)[:, None] * tmap.smem_row_pitch
+                                      + 16 * np.arange(k)[None, :])[None])
+        local = swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
     return ctas[:, None, None] * per_cta + local
 
 

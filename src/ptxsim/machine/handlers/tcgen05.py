@@ -440,15 +440,27 @@ def _shift(wave, inst):
     ops = inst.operands
     text = f"line {inst.loc.line}: {inst}"
 
+    cs = wave.launch.geometry.cluster_size
+
     def run(idx):
         cols = _columns(wave, inst, idx)
-        ctas = wave.cta_of[idx].tolist()
-        taddr = _taddr(cols, ops[0]).tolist()
+        ctas = wave.cta_of[idx]
+        taddr = _taddr(cols, ops[0])
+        keys = ctas - (ctas % cs) % 2 if cg == 2 else ctas
+        # shifts of one block issued again by other threads of the CTA (pair) are one shift by
+        # that many rows (tmem_cp.tcgen05_shift_down times=); when one CTA shifts several
+        # blocks they run one by one, in thread order
+        _, first, inv, count = np.unique(keys, return_index=True, return_inverse=True,
+                                         return_counts=True)
+        if (taddr == taddr[first][inv.reshape(-1)]).all():          # one block per CTA
+            work = list(zip(ctas[first].tolist(), taddr[first].tolist(), count.tolist()))
+        else:
+            work = [(c, a, 1) for c, a in zip(ctas.tolist(), taddr.tolist())]
 
         def perform():
-            for c, a in zip(ctas, taddr):
+            for c, a, k in work:
                 tm = pair_state(wave, c).tmem_pair if cg == 2 else cta_state(wave, c).tmem
-                tmem_cp.tcgen05_shift_down(tm, a, cg)
+                tmem_cp.tcgen05_shift_down(tm, a, cg, times=k)
         wave.proxy.issue(int(idx[0]), "shift", perform=perform, cta_group=cg, what=text,
                          threads=idx)
         wave.advance(idx)
