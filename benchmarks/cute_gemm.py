@@ -52,9 +52,8 @@ def main() -> None:
     pkgs = ["ptxsim"]
     if args.baseline:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from _baseline import load_baseline
-        from triton_matmul import _share_compiled_loop
-        _share_compiled_loop(load_baseline(args.baseline), args.baseline)
+        from _baseline import load_baseline, share_compiled_loop
+        share_compiled_loop(load_baseline(args.baseline), args.baseline)
         pkgs.append("ptxsim_base")
     small = (a[:128, :64].copy(), b[:128, :64].copy())
     for p in pkgs:                                      # imports and first touch, untimed

@@ -1,16 +1,28 @@
-"""Triton 3.9 bf16 matmul (tests/data/ptx/triton/matmul_bf16.ptx, sm_100a) on a 1024^3 problem
-run by ptxsim's executor: wall time, and the ratio to numpy's float32 matmul of the same size in
-the same run. Also checks the result bit for bit against ptxsim.numerics.
+"""Triton 3.9 bf16 matmul (sm_100a, tcgen05.mma) of n x n x n on ptxsim's executor, against its
+peers in the same run: numpy's float32 matmul of the same size and Triton's own interpreter
+(TRITON_INTERPRET=1, the same kernel source; a worker process, benchmarks/_triton_interpreter.py),
+optionally ptxsim at another git revision. Rounds alternate the order of the runners, so all see
+the same load; each ratio is the median of the per-round ratios, with its spread.
 
-    PYTHONPATH=src python benchmarks/triton_matmul.py [--size 1024] [--rounds R] [--baseline REV]
+Load styles (tests/data/ptx/triton, scripts/gen_triton_ptx.py):
+  cp_async  matmul_bf16_cpasync.ptx: matmul_kernel as Triton's JIT specialises it for contiguous
+            16-divisible operands: cp.async loads, 3 stages (num_stages=3)
+  tma       tma_matmul.ptx: tma_matmul_kernel, TMA loads and stores through tensor descriptors
+            (tl.range num_stages=3), bf16 C
+  ld        matmul_bf16.ptx: matmul_kernel unspecialised (ld.global + st.shared)
+Bits: each ptxsim C against ptxsim.numerics stepped over K (the tensor core's arithmetic, 16 K
+per MMA; the TMA kernel's epilogue rounds to bf16), and against the baseline revision's C.
 
---baseline REV also runs ptxsim as of git revision REV (e.g. main), alternating with this tree
-for R rounds (the PTX parse is cached first, outside the timing), so both see the same load.
+    PYTHONPATH=src python benchmarks/triton_matmul.py [--size 1024] [--rounds 3]
+        [--variants cp_async,tma,ld] [--no-interpreter] [--baseline REV] [--threads N]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,115 +30,167 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from ptxsim.machine.executor import launch
-from ptxsim.numerics import mma
-from ptxsim.numerics.backend import active as backend_active
-
-PTX = Path(__file__).parents[1] / "tests" / "data" / "ptx" / "triton" / "matmul_bf16.ptx"
-
-
-def _run(launch_fn, ptx, n, a, b):
-    c = np.zeros((n, n), np.float32)
-    t0 = time.perf_counter()
-    run = launch_fn(ptx, "matmul_kernel", (n // 128, n // 128), 128,
-                    args=[a.view(np.uint16), b.view(np.uint16), c, n, n, n, n, 1, n, 1, n, 1,
-                          np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
-                    dynamic_shared=160 * 1024)
-    return time.perf_counter() - t0, run, c
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "tests" / "data" / "ptx" / "triton"
+VARIANTS = {"cp_async": "matmul_bf16_cpasync.ptx", "tma": "tma_matmul.ptx",
+            "ld": "matmul_bf16.ptx"}
+INTERPRETED = {"cp_async": "matmul", "ld": "matmul", "tma": "tma"}    # the kernel source
 
 
-def _share_compiled_loop(base_pkg, rev: str) -> None:
-    """`git archive` carries no built extension, so the baseline would run the numpy fallback
-    of the MMA arithmetic. Give it the compiled loop too, so that both sides time the same kind
-    of arithmetic: this tree's build when the baseline's _fdpa.c is this tree's, else the
-    baseline's own _fdpa.c built with the baseline's setup.py (a warning if that fails)."""
-    import importlib
-    import shutil
-    import subprocess
+def _inputs(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    return a, b
 
-    from ptxsim.numerics import backend
-    base_backend = importlib.import_module(base_pkg.__name__ + ".numerics.backend")
-    if base_backend.compiled is not None or backend.compiled is None:
-        return
-    root = Path(__file__).resolve().parents[1]
-    pkg_dir = Path(base_pkg.__file__).parent
-    src = subprocess.run(["git", "-C", str(root), "show", f"{rev}:src/ptxsim/numerics/_fdpa.c"],
-                         capture_output=True).stdout
-    if src == (root / "src/ptxsim/numerics/_fdpa.c").read_bytes():
-        so = Path(backend.compiled.__file__)
-        shutil.copy(so, pkg_dir / "numerics" / so.name)
+
+def run_ptxsim(pkg: str, variant: str, ptx, n: int, a, b):
+    """One launch; returns (wall s, cpu s, C bits)."""
+    ex = __import__(pkg + ".machine.executor", fromlist=["launch"])
+    scratch = [np.zeros(64, np.uint8), np.zeros(64, np.uint8)]
+    au, bu = a.view(np.uint16), b.view(np.uint16)
+    grid = (n // 128, n // 128)
+    if variant == "tma":
+        tmap = __import__(pkg + ".machine.tensormap", fromlist=["TensorMap"]).TensorMap
+        bt = np.ascontiguousarray(bu.T)                 # the kernel reads B as (N, K)
+        c = np.zeros((n, n), np.uint16)
+        tm = [tmap.for_array(x, (64, 128), swizzle="128B", dtype="bfloat16")
+              for x in (au, bt, c)]
+        args = [tm[0], n, n, n, 1, tm[1], n, n, n, 1, tm[2], n, n, n, 1, n] + scratch
+        shared = 200 * 1024
     else:
-        setup_py = subprocess.run(["git", "-C", str(root), "show", f"{rev}:setup.py"],
-                                  capture_output=True, text=True).stdout
-        setup_py = setup_py.replace("src/ptxsim/numerics/_fdpa.c",
-                                    f"{pkg_dir.name}/numerics/_fdpa.c").replace(
-            '"ptxsim.numerics._fdpa_c"', f'"{pkg_dir.name}.numerics._fdpa_c"')
-        (pkg_dir.parent / "setup_base.py").write_text(setup_py)
-        built = subprocess.run([sys.executable, "setup_base.py", "-q", "build_ext", "--inplace"],
-                               cwd=pkg_dir.parent, capture_output=True, text=True)
-        if built.returncode or not list((pkg_dir / "numerics").glob("_fdpa_c*")):
-            print(f"warning: could not build {rev}'s _fdpa.c; the baseline runs the numpy "
-                  f"arithmetic\n{built.stderr[-2000:]}", flush=True)
-            return
-        print(f"built {rev}'s _fdpa.c for the baseline", flush=True)
-    base_backend.compiled = importlib.import_module(base_pkg.__name__ + ".numerics._fdpa_c")
-    base_backend.select("c")
+        c = np.zeros((n, n), np.float32)
+        strides = [n, 1, n, 1, n, 1] if variant == "ld" else [n, n, n]
+        args = [au, bu, c, n, n, n] + strides + scratch
+        shared = 160 * 1024
+    kernel = "tma_matmul_kernel" if variant == "tma" else "matmul_kernel"
+    threads = 128
+    t0, c0 = time.perf_counter(), time.process_time()
+    ex.launch(ptx, kernel, grid, threads, args=args, dynamic_shared=shared)
+    return time.perf_counter() - t0, time.process_time() - c0, c.view(
+        np.uint16 if variant == "tma" else np.uint32).copy()
+
+
+def expected_bits(variant: str, a, b) -> np.ndarray:
+    """C from ptxsim.numerics alone: D = sum over K steps of 16 of the tensor core's MMA."""
+    from ptxsim.numerics import mma
+    au, bu = a.view(np.uint16), b.view(np.uint16)
+    d = np.zeros((a.shape[0], b.shape[1]), np.uint32)
+    for k in range(0, a.shape[1], 16):
+        d = mma(au[:, k:k + 16], bu[k:k + 16], d, arch="sm_100", kind="f16", atype="bf16",
+                btype="bf16", ctype="f32", dtype="f32")
+    if variant == "tma":        # cvt.rn.bf16x2.f32 epilogue = round to nearest even
+        return d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+    return d
+
+
+class Interpreter:
+    """The TRITON_INTERPRET=1 worker (one process for the whole run)."""
+
+    def __init__(self):
+        env = dict(os.environ, TRITON_INTERPRET="1")
+        env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+        self.p = subprocess.Popen([sys.executable, str(HERE / "_triton_interpreter.py")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
+
+    def run(self, kernel: str, n: int) -> dict:
+        self.p.stdin.write(json.dumps({"kernel": kernel, "n": n}) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("the Triton interpreter worker stopped (see its stderr above)")
+        return json.loads(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def _spread(xs) -> str:
+    return f"{statistics.median(xs):.3g} [{min(xs):.3g}-{max(xs):.3g}]"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=1024)
-    ap.add_argument("--no-check", action="store_true")
-    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--variants", default="cp_async,tma")
+    ap.add_argument("--no-interpreter", action="store_true")
     ap.add_argument("--baseline", metavar="REV", help="also time ptxsim at this git revision")
+    ap.add_argument("--threads", type=int, help="threads for the MMA arithmetic "
+                    "(default: the CPUs this process may use)")
     args = ap.parse_args()
     n = args.size
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
-    b = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
-    ptx = PTX.read_text()
+    variants = args.variants.split(",")
+    from ptxsim.numerics import backend
+    if args.threads:
+        backend.set_threads(args.threads)
+    pkgs = ["ptxsim"]
     if args.baseline:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from _baseline import load_baseline
-        base_pkg = load_baseline(args.baseline)
-        _share_compiled_loop(base_pkg, args.baseline)
-        from ptxsim_base.machine.executor import launch as base_launch
-        small = [np.ascontiguousarray(x[:128, :128]) for x in (a, b)]
-        _run(base_launch, ptx, 128, *small)                           # parse, outside timing
-        _run(launch, ptx, 128, *small)
-        times = {"this tree": [], args.baseline: []}
-        bits = {}
-        for r in range(args.rounds):
-            pair = [("this tree", launch), (args.baseline, base_launch)]
-            for name, fn in (pair if r % 2 == 0 else pair[::-1]):    # no first-in-round bias
-                t, run, c = _run(fn, ptx, n, a, b)
-                times[name].append(t)
-                bits[name] = c.view(np.uint32)
-                print(f"round {r}: {name}: {t:.2f} s", flush=True)
-        print("arithmetic backends: this tree", backend_active(), "/ baseline",
-              __import__("ptxsim_base.numerics.backend").numerics.backend.active())
-        print("D bits identical to the baseline's:",
-              bool(np.array_equal(*bits.values())))
-        for name, ts in times.items():
-            print(f"{name}: median {np.median(ts):.2f} s, min {min(ts):.2f}, max {max(ts):.2f} "
-                  f"({len(ts)} runs)")
-    t_sim, run, c = _run(launch, ptx, n, a, b)
-    af, bf = a.astype(np.float32), b.astype(np.float32)
-    t0 = time.perf_counter()
-    ref = af @ bf
-    t_np = time.perf_counter() - t0
-    print(f"ptxsim Triton bf16 matmul {n}x{n}x{n}: {t_sim:.2f} s wall "
-          f"({run.steps} scheduler steps, {n // 128 * n // 128} CTAs)")
-    print(f"numpy float32 matmul same size: {t_np * 1e3:.2f} ms; ratio {t_sim / t_np:.0f}x")
-    print(f"max |ptxsim - numpy f32| = {np.abs(c - ref).max():.3g}")
-    if not args.no_check:
-        d = np.zeros((n, n), np.uint32)
-        for k in range(0, n, 16):
-            d = mma(a.view(np.uint16)[:, k:k + 16], b.view(np.uint16)[k:k + 16], d,
-                    arch="sm_100", kind="f16", atype="bf16", btype="bf16", ctype="f32",
-                    dtype="f32")
-        print("bit-exact vs ptxsim.numerics stepped over K:",
-              bool(np.array_equal(d, c.view(np.uint32))))
+        sys.path.insert(0, str(HERE))
+        from _baseline import load_baseline, share_compiled_loop
+        share_compiled_loop(load_baseline(args.baseline), args.baseline)
+        pkgs.append("ptxsim_base")
+    a, b = _inputs(n)
+    texts = {v: (DATA / VARIANTS[v]).read_text() for v in variants}
+    small = _inputs(256)
+    for p in pkgs:                                    # parse + imports + first touch, untimed
+        for v in variants:
+            run_ptxsim(p, v, texts[v], 256, *small)
+    interp = None if args.no_interpreter else Interpreter()
+    if interp:
+        for k in {INTERPRETED[v] for v in variants}:
+            interp.run(k, 256)
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; numerics "
+          f"backend {backend.active()}, {backend.threads()} arithmetic threads", flush=True)
+    res = {}
+    for r in range(args.rounds):
+        runners = [("numpy", None)] + [(p, v) for v in variants for p in pkgs]
+        if interp:
+            runners += [("interpreter", k) for k in dict.fromkeys(INTERPRETED[v]
+                                                                  for v in variants)]
+        for who, what in (runners if r % 2 == 0 else runners[::-1]):
+            if who == "numpy":
+                af, bf = a.astype(np.float32), b.astype(np.float32)
+                t0, c0 = time.perf_counter(), time.process_time()
+                af @ bf
+                got = (time.perf_counter() - t0, time.process_time() - c0)
+            elif who == "interpreter":
+                out = interp.run(what, n)
+                got = (out["wall"], out["cpu"])
+                res.setdefault(("interp_err", what), out["max_err"])
+            else:
+                w, c, bits = run_ptxsim(who, what, texts[what], n, a, b)
+                got = (w, c)
+                res[("bits", who, what)] = bits
+            res.setdefault((who, what), []).append(got)
+            print(f"round {r}: {who} {what or ''}: {got[0]:.2f} s wall, {got[1]:.2f} s cpu",
+                  flush=True)
+    if interp:
+        interp.close()
+    print(f"\nTriton bf16 matmul {n}x{n}x{n}, {args.rounds} rounds (median [min-max]):")
+    npw = [x[0] for x in res[("numpy", None)]]
+    for v in variants:
+        pw = [x[0] for x in res[("ptxsim", v)]]
+        pc = [x[1] for x in res[("ptxsim", v)]]
+        print(f"  {v}: ptxsim {_spread(pw)} s wall, {_spread(pc)} s cpu; "
+              f"{statistics.median(pw) / statistics.median(npw):.0f}x numpy float32 "
+              f"({_spread([1e3 * x for x in npw])} ms)")
+        if interp:
+            iw = [x[0] for x in res[("interpreter", INTERPRETED[v])]]
+            ratios = [i / p for i, p in zip(iw, pw)]
+            print(f"      Triton interpreter {_spread(iw)} s wall: ptxsim is "
+                  f"{_spread(ratios)}x faster (interpreter |C - float64| up to "
+                  f"{res[('interp_err', INTERPRETED[v])]:.3g})")
+        if args.baseline:
+            bw = [x[0] for x in res[("ptxsim_base", v)]]
+            ratios = [q / p for q, p in zip(bw, pw)]
+            same = np.array_equal(res[("bits", "ptxsim", v)], res[("bits", "ptxsim_base", v)])
+            print(f"      {args.baseline}: {_spread(bw)} s wall, this tree {_spread(ratios)}x "
+                  f"faster; C bits identical: {same}")
+        exact = np.array_equal(res[("bits", "ptxsim", v)], expected_bits(v, a, b))
+        print(f"      C bit-exact against ptxsim.numerics stepped over K: {exact}")
 
 
 if __name__ == "__main__":

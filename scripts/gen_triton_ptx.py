@@ -1,5 +1,5 @@
-"""Generate PTX with Triton, offline (no GPU): bf16 matmul, fp8 matmul, dot_scaled (mxfp8 x
-mxfp4), TMA matmul, warp-specialised matmul -- for sm_100a (default), sm_90a or sm_120a.
+"""Generate PTX with Triton, offline (no GPU): bf16 matmul (also JIT-specialised: cp.async),
+fp8 matmul, dot_scaled, TMA matmul, warp-specialised matmul -- sm_100a (default), 90a, 120a.
 
 Run with a venv that has triton installed:
     python scripts/gen_triton_ptx.py tests/data/ptx/triton                  # sm_100a
@@ -71,9 +71,20 @@ def dot_scaled_kernel(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, BLOCK_M: tl
     tl.store(c_ptr + offs_m[:, None] * BLOCK_N + offs_n[None, :], c)
 
 
-def compile_ptx(fn, signature, constexprs, **opts):
-    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs)
+def compile_ptx(fn, signature, constexprs, attrs=None, **opts):
+    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     return triton.compile(src, target=TARGET, options=opts).asm["ptx"]
+
+
+def specialised(fn, signature, constexprs, ones=(), div16=()):
+    """The signature, constants and attributes Triton's JIT gives a call whose integer
+    arguments `ones` equal 1 (they become constants) and whose pointers / integers `div16` are
+    multiples of 16 (tt.divisibility 16): what matmul_kernel[grid](a, b, c, 1024, ...) compiles,
+    whose contiguous, aligned loads Triton pipelines with cp.async (num_stages=3)."""
+    sig = dict(signature, **{n: "constexpr" for n in ones})
+    cx = dict(constexprs, **{n: 1 for n in ones})
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in div16}
+    return sig, cx, attrs
 
 
 def main(out: Path):
@@ -87,6 +98,13 @@ def main(out: Path):
         "matmul_fp8": (matmul_kernel, dict(mm_sig, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv"),
                        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128}, {}),
     }
+    # the same kernel as Triton's JIT specialises it for 1024 x 1024 x 1024 contiguous
+    # matrices: unit strides constant, sizes and pointers 16-divisible -> cp.async pipelining
+    jobs["matmul_bf16_cpasync"] = (matmul_kernel,) + specialised(
+        matmul_kernel, mm_sig, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+        ones=("stride_ak", "stride_bn", "stride_cn"),
+        div16=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk",
+               "stride_cm")) + ({"num_stages": 3},)
     tma_sig = {"a_desc": "tensordesc<bf16[128, 64]>", "b_desc": "tensordesc<bf16[128, 64]>",
                "c_desc": "tensordesc<bf16[128, 128]>", "K": "i32", "BLOCK_M": "constexpr",
                "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "WARP_SPECIALIZE": "constexpr"}
@@ -103,9 +121,10 @@ def main(out: Path):
              "A_FMT": "constexpr", "B_FMT": "constexpr"},
             {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "A_FMT": a_fmt, "B_FMT": b_fmt}, {})
     failed = []
-    for name, (fn, sig, cx, opts) in jobs.items():
+    for name, job in jobs.items():
+        fn, sig, cx, attrs, opts = job if len(job) == 5 else job[:3] + (None,) + job[3:]
         try:
-            ptx = compile_ptx(fn, sig, cx, **opts)
+            ptx = compile_ptx(fn, sig, cx, attrs, **opts)
         except Exception as exc:  # report and go on: one kernel failing must not hide the others
             failed.append(name)
             print(f"{name}: FAILED {type(exc).__name__}: {str(exc)[:300]}")

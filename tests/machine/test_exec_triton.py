@@ -39,6 +39,26 @@ def test_triton_matmul_bf16(M, N, K):
     assert np.allclose(c, ref, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("M,N,K", [(128, 128, 64), (256, 256, 320)])
+def test_triton_matmul_bf16_cpasync(M, N, K):
+    # the same kernel as Triton's JIT specialises it for contiguous, 16-divisible operands
+    # (unit strides constant): its loads become cp.async with 3 stages (commit_group /
+    # wait_group), several CTAs per wave: matmul_kernel(a, b, c, M, N, K, stride_am, stride_bk,
+    # stride_cm, scratch, profile_scratch)
+    rng = np.random.default_rng(M + N + K)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
+    c = np.zeros((M, N), np.float32)
+    launch((DATA / "matmul_bf16_cpasync.ptx").read_text(), "matmul_kernel",
+           (M // 128, N // 128), 128, args=[a.view(np.uint16), b.view(np.uint16), c, M, N, K,
+                                            K, N, N, np.zeros(64, np.uint8),
+                                            np.zeros(64, np.uint8)],
+           dynamic_shared=160 * 1024)
+    want = _stepped(a.view(np.uint16), b.view(np.uint16), 16, kind="f16", atype="bf16",
+                    btype="bf16", ctype="f32", dtype="f32")
+    assert np.array_equal(c.view(np.uint32), want)
+
+
 @pytest.mark.parametrize("name,threads,M,N,K", [("tma_matmul", 128, 256, 128, 320),
                                                  ("tma_matmul_ws", 256, 128, 256, 256)])
 def test_triton_tma_matmul(name, threads, M, N, K):
