@@ -105,6 +105,16 @@ _pool = None
 _pool_lock = threading.Lock()
 
 
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start a fresh pool when needed."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def threads() -> int:
     """How many threads a large batch of compiled arithmetic is split over (default: the CPUs
     this process may run on; PTXSIM_THREADS or `set_threads` change it, 1 = no pool)."""
