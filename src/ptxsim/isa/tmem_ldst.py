@@ -407,6 +407,64 @@ def tcgen05_st(tmem, shape: str, num: int, taddr, regs, warp_ids=None, unpack: b
     cells[lanes, cols] = vals.astype(np.uint32)
 
 
+def _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, pack, split, what):
+    """(lanes, cols, row of each warp in cells) for warps of several CTAs (tcgen05_ld_ctas /
+    tcgen05_st_ctas), every rule of `resolve` checked; None when a CTA's allocation check
+    would fail (the per-CTA path then raises it, naming the cell)."""
+    fmap = fragment_map(shape, num, pack)
+    warps = np.asarray(warp_ids, np.int64)
+    lanes, cols = resolve(cells[0], fmap, taddr, warps, split, what)    # no allocation check
+    which = np.asarray(which, np.int64)
+    u, inv = np.unique(which, return_inverse=True)
+    inv = inv.reshape(-1)
+    if any(tm.strict for tm in tmems):
+        mask = np.stack([tm.allocated_mask if tm.strict else np.ones(N_COLUMNS, bool)
+                         for tm in tmems])
+        if not mask[inv.reshape((-1,) + (1,) * (cols.ndim - 1)), cols].all():
+            return None
+    return fmap, lanes, cols, which
+
+
+def tcgen05_ld_ctas(tmems, cells, which, shape: str, num: int, taddr, warp_ids,
+                    pack: bool = False, split: int | None = None):
+    """`tcgen05_ld` for warps of several CTAs in one gather: cells (n, 128, 512) the Tensor
+    Memory of n CTAs, which (W,) each warp's CTA row, tmems the TensorMemory of each distinct
+    row in sorted order (their allocation checks), taddr / warp_ids per warp (warp ids within
+    the CTA). Returns (32W, R) registers, warps in order; or None when an allocation check
+    fails (then `tcgen05_ld` per CTA raises it)."""
+    what = _name("ld", shape, num, "pack::16b" if pack else None)
+    plan = _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, pack, split, what)
+    if plan is None:
+        return None
+    fmap, lanes, cols, which = plan
+    got = cells[which.reshape((-1,) + (1,) * (lanes.ndim - 1)), lanes, cols]
+    if pack:
+        got = (got[..., 0] & 0xFFFF) | ((got[..., 1] & 0xFFFF) << 16)
+    return got.reshape(which.size * WARP, fmap.nregs).astype(np.uint32)
+
+
+def tcgen05_st_ctas(tmems, cells, which, shape: str, num: int, taddr, regs, warp_ids,
+                    unpack: bool = False, split: int | None = None) -> bool:
+    """`tcgen05_st` for warps of several CTAs in one scatter (arguments as tcgen05_ld_ctas;
+    regs (32W, R)). Returns False, having written nothing, when an allocation check fails or
+    two warps of one CTA share a lane quarter (then `tcgen05_st` per CTA decides)."""
+    what = _name("st", shape, num, "unpack::16b" if unpack else None)
+    warps = np.asarray(warp_ids, np.int64)
+    which_a = np.asarray(which, np.int64)
+    if np.unique(which_a * 4 + warps % 4).size < warps.size:
+        return False
+    plan = _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, unpack, split, what)
+    if plan is None:
+        return False
+    fmap, lanes, cols, which = plan
+    r = np.asarray(regs).astype(np.int64) & 0xFFFFFFFF
+    vals = r.reshape(warps.size, WARP, fmap.nregs)
+    if unpack:
+        vals = np.stack([vals & 0xFFFF, vals >> 16], axis=-1)
+    cells[which.reshape((-1,) + (1,) * (lanes.ndim - 1)), lanes, cols] = vals.astype(np.uint32)
+    return True
+
+
 def _check_no_conflicting_writes(lanes, cols, vals, what: str) -> None:
     """Two warps of the same lane quarter storing different bits to one cell: a race."""
     flat = (lanes * N_COLUMNS + cols).ravel()

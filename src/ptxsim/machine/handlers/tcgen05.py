@@ -234,11 +234,31 @@ def _ldst(wave, inst):
         all_t = np.concatenate([g[3] for g in groups])
         if not is_ld:
             all_vals = np.stack([wave.read(e, all_t, 32).astype(np.uint32) for e in names], 1)
+        split = int(rest[0].value) if rest else None
+        if not red and len(groups) > 1:
+            # every CTA's warps in one gather / scatter of the wave's Tensor Memory; the
+            # per-CTA path below when a check needs it (it raises, naming the cell)
+            order = np.concatenate([np.flatnonzero(ctas == g[0]) for g in groups])
+            wid = warps[order] - ctas[order] * wave.wpc
+            taddr = wave.addr(addr_op, first[order]).astype(np.int64)
+            tms = [cta_state(wave, g[0]).tmem for g in groups]
+            cells = tmem_cells(wave)
+            if is_ld:
+                r = tmem_ldst.tcgen05_ld_ctas(tms, cells, ctas[order], shape, num, taddr, wid,
+                                              pack=pack, split=split)
+                if r is not None:
+                    for k, e in enumerate(names):
+                        wave.write(e, all_t, r[:, k])
+                    wave.advance(idx)
+                    return
+            elif tmem_ldst.tcgen05_st_ctas(tms, cells, ctas[order], shape, num, taddr,
+                                           all_vals, wid, unpack=pack, split=split):
+                wave.advance(idx)
+                return
         outs, red_outs, pos = [], [], 0
         for cta, ws, firsts, tidx in groups:
             taddr = wave.addr(addr_op, firsts).astype(np.int64)
             wid = ws - cta * wave.wpc
-            split = int(rest[0].value) if rest else None
             tm = cta_state(wave, cta).tmem
             if red:
                 r, rv = tmem_ldst.tcgen05_ld_red(tm, shape, num, red_op, red_t, taddr,
