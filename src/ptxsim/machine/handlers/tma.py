@@ -312,8 +312,16 @@ def _cp_async(wave, inst):
         idx_c = np.array(idx, np.int64)
 
         def perform():
-            data = np.zeros((idx_c.size, size), np.uint8)
             full = srcsize >= size
+            if full.all() and mem.direct_ok("global", el, size // el) and \
+                    not (src % np.uint64(size)).any() and not (dst % size).any():
+                # whole copies, aligned: one typed gather and one typed scatter (the direct
+                # paths decline anything unusual, then the byte path below decides)
+                vals = mem.load_direct("global", src, el, size // el, idx_c)
+                if vals is not None and mem.store_direct("shared::cta", dst.astype(np.uint64),
+                                                         vals, el, size // el, idx_c):
+                    return
+            data = np.zeros((idx_c.size, size), np.uint8)
             if full.all():
                 data[:] = mem.load_bytes("global", src, size, thread=idx_c)
             else:
