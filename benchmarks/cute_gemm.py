@@ -1,6 +1,7 @@
 """CuTe DSL dense f16 GEMM (tests/data/ptx/cute/cute_dense_gemm_f16_1cta.ptx: TMA loads,
-tcgen05.mma, TMA-store epilogue) run by ptxsim's executor: wall time, optionally against ptxsim
-as of another git revision in the same process (alternating rounds), with the C bits compared.
+tcgen05.mma, TMA-store epilogue) run by ptxsim's executor: wall time against numpy's float32
+matmul of the same size in the same rounds, optionally against ptxsim as of another git revision
+in the same process (alternating rounds), with the C bits compared.
 
     PYTHONPATH=src python benchmarks/cute_gemm.py [--size 1024] [--k 512] [--rounds R]
                                                   [--baseline REV]
@@ -58,9 +59,15 @@ def main() -> None:
     small = (a[:128, :64].copy(), b[:128, :64].copy())
     for p in pkgs:                                      # imports and first touch, untimed
         _run(p, text, *small)
-    times, bits = {p: [] for p in pkgs}, {}
+    times, bits = {p: [] for p in pkgs + ["numpy"]}, {}
+    af, bf = a.astype(np.float32), b.astype(np.float32)
     for r in range(args.rounds):
-        for p in (pkgs if r % 2 == 0 else pkgs[::-1]):
+        for p in ((pkgs + ["numpy"]) if r % 2 == 0 else ["numpy"] + pkgs[::-1]):
+            if p == "numpy":                      # the peer: float32 matmul, same size
+                t0 = time.perf_counter()
+                af @ bf.T
+                times[p].append(time.perf_counter() - t0)
+                continue
             t, c = _run(p, text, a, b)
             times[p].append(t)
             bits[p] = c
@@ -68,6 +75,12 @@ def main() -> None:
     if args.baseline:
         print("C bits identical to the baseline's:",
               bool(np.array_equal(bits["ptxsim"], bits["ptxsim_base"])))
+    ratios = [t / n for t, n in zip(times["ptxsim"], times["numpy"])]
+    print(f"numpy float32 matmul of the same size: median {1e3 * np.median(times['numpy']):.1f} "
+          f"ms; ptxsim / numpy = {np.median(ratios):.0f}x [{min(ratios):.0f}-{max(ratios):.0f}]")
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    print(f"max |C - float64 matmul| = {np.abs(bits['ptxsim'].view(np.float16) - ref).max():.3g}")
+    del times["numpy"]
     for p, ts in times.items():
         name = "this tree" if p == "ptxsim" else args.baseline
         print(f"{name}: median {np.median(ts):.2f} s, min {min(ts):.2f}, max {max(ts):.2f} "
