@@ -1,4 +1,4 @@
-"""The executor fast paths of shfl.sync and vote.sync (all threads active, full membermask) give
+"""The executor fast paths of shfl.sync, vote.sync and elect.sync (all threads active, full membermask) give
 the general functions' results, and every other case (a partial mask, inactive threads -- with
 their UndefinedBehavior -- or other dtypes) goes to the general functions."""
 import numpy as np
@@ -67,6 +67,18 @@ def test_vote_ballot_by_hand():
     d = semantics("vote.sync.ballot.b32")(a, np.full((1, 32), 0xFFFFFFFF, np.uint32),
                                           active=np.ones((1, 32), bool))
     assert d.dtype == np.uint32 and d[0].tolist() == [(1 | 1 << 5 | 1 << 31)] * 32
+
+
+def test_elect_fast_path():
+    _check("elect.sync", FULL)
+    d, p = semantics("elect.sync")(FULL, active=ACTIVE)
+    assert d.dtype == np.uint32 and not d.any()                       # the leader's lane: 0
+    assert p.sum() == W and p[:, 0].all()                             # lane 0 of every warp
+    half = np.full((1, 32), 0xFFFF0000, np.uint32)                    # a partial mask: general
+    act = np.zeros((1, 32), bool)
+    act[0, 16:] = True
+    d, p = semantics("elect.sync")(half, active=act)
+    assert d[0, 16:].tolist() == [16] * 16 and np.flatnonzero(p[0]).tolist() == [16]
 
 
 def test_partial_warps_keep_the_general_rules():

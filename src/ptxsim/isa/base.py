@@ -434,4 +434,4 @@ def _warp(opcode, op, types, flags):
         return P(warp.redux_sync, op=_one(ops, "operation", opcode),
                  type=_one(types, "type", opcode), abs="abs" in f, nan="NaN" in f)
     _take(flags, {"sync"}, opcode)
-    return warp.elect_sync
+    return P(warp.elect_sync)

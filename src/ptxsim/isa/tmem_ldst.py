@@ -35,7 +35,8 @@ from ptxsim.errors import (OperandError, PtxValidationError, SpecDeviationWarnin
                            UndefinedBehavior)
 from ptxsim.isa.legality import Form, Operand, Slot, check_form, check_notes, match_slots
 from ptxsim.isa.targets import TCGEN05, Arch, Family, Req
-from ptxsim.isa.tmem import (ALIGNED, B32, LANES_PER_WARP, N_COLUMNS, SYNC, TCGEN05_SINCE,
+from ptxsim.isa.tmem import (ALIGNED, B32, LANES_PER_WARP, N_COLUMNS, N_LANES, SYNC,
+                             TCGEN05_SINCE,
                              TensorMemory, cells_of, split_address)
 
 WARP = 32
@@ -416,13 +417,15 @@ def _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, pack, split, wh
     lanes, cols = resolve(cells[0], fmap, taddr, warps, split, what)    # no allocation check
     which = np.asarray(which, np.int64)
     u, inv = np.unique(which, return_inverse=True)
-    inv = inv.reshape(-1)
+    at = (-1,) + (1,) * (cols.ndim - 1)
     if any(tm.strict for tm in tmems):
         mask = np.stack([tm.allocated_mask if tm.strict else np.ones(N_COLUMNS, bool)
                          for tm in tmems])
-        if not mask[inv.reshape((-1,) + (1,) * (cols.ndim - 1)), cols].all():
+        if not np.take(mask.reshape(-1), inv.reshape(at) * N_COLUMNS + cols).all():
             return None
-    return fmap, lanes, cols, which
+    # one flat index per cell (a single-index gather / scatter is the fast one)
+    flat = (which.reshape(at) * N_LANES + lanes) * N_COLUMNS + cols
+    return fmap, flat
 
 
 def tcgen05_ld_ctas(tmems, cells, which, shape: str, num: int, taddr, warp_ids,
@@ -436,11 +439,11 @@ def tcgen05_ld_ctas(tmems, cells, which, shape: str, num: int, taddr, warp_ids,
     plan = _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, pack, split, what)
     if plan is None:
         return None
-    fmap, lanes, cols, which = plan
-    got = cells[which.reshape((-1,) + (1,) * (lanes.ndim - 1)), lanes, cols]
+    fmap, flat = plan
+    got = np.take(cells.reshape(-1), flat)
     if pack:
         got = (got[..., 0] & 0xFFFF) | ((got[..., 1] & 0xFFFF) << 16)
-    return got.reshape(which.size * WARP, fmap.nregs).astype(np.uint32)
+    return got.reshape(flat.shape[0] * WARP, fmap.nregs).astype(np.uint32, copy=False)
 
 
 def tcgen05_st_ctas(tmems, cells, which, shape: str, num: int, taddr, regs, warp_ids,
@@ -456,12 +459,11 @@ def tcgen05_st_ctas(tmems, cells, which, shape: str, num: int, taddr, regs, warp
     plan = _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, unpack, split, what)
     if plan is None:
         return False
-    fmap, lanes, cols, which = plan
-    r = np.asarray(regs).astype(np.int64) & 0xFFFFFFFF
-    vals = r.reshape(warps.size, WARP, fmap.nregs)
+    fmap, flat = plan
+    vals = np.asarray(regs).astype(np.uint32, copy=False).reshape(warps.size, WARP, fmap.nregs)
     if unpack:
-        vals = np.stack([vals & 0xFFFF, vals >> 16], axis=-1)
-    cells[which.reshape((-1,) + (1,) * (lanes.ndim - 1)), lanes, cols] = vals.astype(np.uint32)
+        vals = np.stack([vals & np.uint32(0xFFFF), vals >> np.uint32(16)], axis=-1)
+    cells.reshape(-1)[flat] = vals
     return True
 
 

@@ -290,4 +290,13 @@ def _fast_vote(mode):
     return kernel, (np.bool_, np.uint32)
 
 
-FAST_PATHS = {shfl_sync: _fast_shfl, vote_sync: _fast_vote}
+def _fast_elect():
+    """Full membermask, every lane executing: lane 0 leads every warp (the lowest member lane,
+    as `elect_sync` chooses); d = 0 everywhere."""
+    def kernel(membermask):
+        return (np.zeros(membermask.shape, np.uint32),
+                np.broadcast_to(_LANE32 == 0, membermask.shape).copy())
+    return kernel, (np.uint32,)
+
+
+FAST_PATHS = {shfl_sync: _fast_shfl, vote_sync: _fast_vote, elect_sync: _fast_elect}
