@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import ptxsim
-from ptxsim.errors import BreakpointTrap, ExecutionError, OperandError
+from ptxsim.errors import PtxValidationError, BreakpointTrap, ExecutionError, OperandError
 
 
 def test_execute_base_instruction_over_two_warps():
@@ -56,8 +56,10 @@ def test_unknown_instruction_in_a_kernel_is_named():
     ret;
 }
 """
-    with pytest.raises(ExecutionError, match="line 7.*frobnicate"):
+    # refused before it runs: launch checks the module as `ptxsim check` does
+    with pytest.raises(PtxValidationError, match=":7:5: .*frobnicate") as e:
         ptxsim.launch(ptx, "k", 1, 32)
+    assert e.value.line == 7
 
 
 def test_brkpt_in_a_kernel_goes_through_the_misc_family():

@@ -50,4 +50,4 @@ def test_run_command_with_generated_and_npy_arguments(tmp_path, capsys):
 def test_run_command_reports_bad_argument(capsys):
     rc = main(["run", str(BASIC), "--kernel", "vadd", "--arg", "q99:1"])
     assert rc == 1
-    assert "OperandError" in capsys.readouterr().err
+    assert "InputError" in capsys.readouterr().err

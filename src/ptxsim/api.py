@@ -49,9 +49,22 @@ def execute(instruction_text, registers: Mapping[str, object], *, target: str | 
         cp / shift and ld.shared / st.shared act on); a fresh one is made when omitted, so the
         effects are then visible only as raised errors.
     """
+    if not isinstance(instruction_text, str) and not all(
+            hasattr(instruction_text, a) for a in ("opcode", "qualifiers", "operands")):
+        raise OperandError(f"execute: instruction_text must be PTX text (str) or a parsed "
+                           f"Instruction, not {type(instruction_text).__name__}")
+    if not isinstance(registers, Mapping):
+        raise OperandError(f"execute: registers must be a mapping of register name -> array, not "
+                           f"{type(registers).__name__}")
+    bad = [k for k in registers if not isinstance(k, str)]
+    if bad:
+        raise OperandError(f"execute: register names must be strings, got {bad[0]!r}")
     inst = _parse(instruction_text)
     if target is None:
         target = "sm_100a" if inst.opcode.startswith("tcgen05.") else "sm_90a"
+    else:
+        from ptxsim.machine.inputs import check_target
+        target = check_target(target, "execute: target")
     where = f"'{getattr(inst, 'text', '') or instruction_text}'"
     registry._load()
     from ptxsim.ptx.instruction import Instruction
@@ -125,13 +138,74 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
     `workers`: split the grid's waves across N processes on this machine (`workers=N`, or True
     for one per core) or a Ray cluster (`workers="ray"`, `"ray:ADDRESS"`, or the `ray` module);
     the result is the one-process result or a named MergeConflict (option
-    `allow_order_dependent`). docs/distributed.md, `ptxsim.distributed.launch`."""
-    if workers is not None and workers is not False and not (
-            isinstance(workers, int) and not isinstance(workers, bool) and workers == 1):
+    `allow_order_dependent`). docs/distributed.md, `ptxsim.distributed.launch`.
+
+    Every argument is checked first (ptxsim.machine.inputs: the arguments against the kernel's
+    .param list, the geometry against its directives), and a module `ptxsim check` refuses is
+    not run."""
+    from ptxsim.machine.executor import _parsed
+    from ptxsim.machine.executor import launch as _launch
+    from ptxsim.machine.inputs import check_launch
+    from ptxsim.ptx.module import Module
+    distributed = workers is not None and workers is not False and not (
+        isinstance(workers, int) and not isinstance(workers, bool) and workers == 1)
+    known = _LAUNCH_OPTIONS | (_DISTRIBUTED_OPTIONS if distributed else frozenset())
+    unknown = set(options) - known - _DISTRIBUTED_OPTIONS
+    if unknown:
+        raise OperandError(f"launch: unknown option(s) {', '.join(sorted(unknown))} (known: "
+                           f"{', '.join(sorted(known))})")
+    if isinstance(ptx, Module):
+        module = ptx
+    elif isinstance(ptx, str):
+        module = _parsed(ptx)
+    else:
+        raise OperandError(f"launch: ptx must be PTX text (str) or a parsed Module, not "
+                           f"{type(ptx).__name__}")
+    if not isinstance(kernel, str):
+        raise OperandError(f"launch: kernel must be the name of an .entry (str), not "
+                           f"{type(kernel).__name__}")
+    fn = next((f for f in module.functions if f.name == kernel and f.body is not None), None)
+    if fn is None or not fn.is_entry:
+        names = ", ".join(f.name for f in module.entries if f.body is not None) or "none"
+        raise OperandError(f"launch: no kernel (.entry with a body) named '{kernel}' in the module "
+                           f"(kernels: {names})")
+    if target is None:
+        target = module.target if module.target and module.target.startswith("sm_") else "sm_100a"
+    grid, block, cluster, args, target, dynamic_shared = check_launch(
+        fn, grid, block, cluster, args, target, dynamic_shared, options)
+    _refuse_invalid(module)
+    if distributed:
         from ptxsim.distributed.launch import launch as _distributed
-        return _distributed(ptx, kernel, grid, block, cluster, args, target, dynamic_shared,
+        return _distributed(ptx if isinstance(ptx, str) else module, kernel, grid, block, cluster,
+                            args, target, dynamic_shared,
                             workers=workers, **options)
     options.pop("allow_order_dependent", None)      # no merge in one process
     options.pop("new_session", None)
-    from ptxsim.machine.executor import launch as _launch
-    return _launch(ptx, kernel, grid, block, cluster, args, target, dynamic_shared, **options)
+    return _launch(module, kernel, grid, block, cluster, args, target, dynamic_shared, **options)
+
+
+_LAUNCH_OPTIONS = frozenset({"step_limit", "progress", "max_resident_ctas"})
+_DISTRIBUTED_OPTIONS = frozenset({"allow_order_dependent", "new_session"})
+
+
+def _refuse_invalid(module) -> None:
+    """A module `ptxsim check` refuses is not run (ptxas would not have assembled it); the
+    verdict is kept on the module object."""
+    errs = getattr(module, "_check_errors", None)
+    if errs is None:
+        from ptxsim.ptx import errors_of, validate
+        errs = errors_of(validate(module))
+        try:
+            module._check_errors = errs
+        except AttributeError:
+            pass
+    if errs:
+        from ptxsim.errors import PtxValidationError
+        # the first problem in the code itself, else the first of the module's directives
+        first = next((d for d in errs if d.opcode is not None), errs[0])
+        others = [d for d in errs if d is not first][:3]
+        more = "".join(f"; also line {d.loc.line}: {d.message}" for d in others)
+        if len(errs) > 4:
+            more += f" (and {len(errs) - 4} more; `ptxsim check` lists them all)"
+        raise PtxValidationError(f"the module does not assemble: {first.message}{more}",
+                                 first.loc.line, first.loc.col, first.loc.file)

@@ -10,6 +10,11 @@ class PtxsimError(Exception):
     """Base class of every error ptxsim raises on purpose."""
 
 
+class InputError(PtxsimError, ValueError):
+    """A file, command-line argument or API argument ptxsim cannot use: it names the argument
+    and says what was expected."""
+
+
 class FormatError(PtxsimError, ValueError):
     """An element format name, container, dtype or bit pattern that does not fit (types/)."""
 

@@ -111,11 +111,14 @@ CASES = [
     ("setmaxnreg.dec.sync.aligned.u32 20", "multiple of 8 in [24, 256]"),
     ("setmaxnreg.dec.sync.aligned.u32 100", "multiple of 8"),
     ("trap", OK),
-    # base instructions are accepted as parsed
+    # base instructions (their syntax lines: ptx/legality/base_forms.py)
     ("ld.global.v4.b32 {r0, r1, r2, r3}, [p+16]", OK),
+    ("ld.global.v4.b32 {r0, r1}, [p+16]", "vector of 4"),
     # wgmma (isa.wgmma's table, docs/mma-sync.md): sm_90a only, 64 D registers for N = 128
     ("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {f0}, a, b, p, 1, 1, 0, 1",
      "requires sm_90a"),
+    ("frobnicate.u32 r1, r2", "not a PTX instruction"),
+    ("add.u32 r1, r2", "takes 3 operands"),
 ]
 
 

@@ -42,3 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     except PtxsimError as exc:
         print(f"ptxsim: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print("ptxsim: out of memory", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ptxsim: interrupted", file=sys.stderr)
+        return 130

@@ -7,7 +7,6 @@ there), so "check passes" and "ptxsim runs it" differ only where a warning says 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from ptxsim.errors import PtxSyntaxError
 
@@ -24,15 +23,17 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from ptxsim.cli._inputs import read_text
+    from ptxsim.errors import InputError
     from ptxsim.machine.coverage import unexecutable
     from ptxsim.ptx import parse_module, validate
 
     status = 0
     for name in args.files:
         try:
-            text = Path(name).read_text()
-        except OSError as exc:
-            print(f"{name}: error: cannot read file ({exc.strerror})", file=sys.stderr)
+            text = read_text(name, "FILE.ptx")
+        except InputError as exc:
+            print(f"{name}: error: {exc}", file=sys.stderr)
             status = 1
             continue
         try:

@@ -11,13 +11,10 @@ Argument specs, in the kernel's parameter order:
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
 from ptxsim.argspec import SCALARS, parse_arg  # noqa: F401 (ptxsim.cli.run.parse_arg)
-from ptxsim.errors import OperandError
+from ptxsim.cli._inputs import check_nonneg, dims, prepare_out, read_text, save_atomic
 
 
 def register(subparsers) -> None:
@@ -32,7 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC")
     p.add_argument("--dynamic-shared", type=int, default=0, help="bytes of dynamic shared memory")
     p.add_argument("--target", default="sm_100a")
-    p.add_argument("--out", default=None, help="directory for the arrays after the run")
+    p.add_argument("--out", default=None, help="directory for the arrays after the run (checked "
+                   "before the run; files written atomically)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--step-limit", type=int, default=50_000_000)
     p.add_argument("--progress", action="store_true", help="show a progress bar")
@@ -50,29 +48,39 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _dim(text: str | None):
-    if text is None:
-        return None
-    try:
-        return tuple(int(x) for x in text.replace("x", ",").split(","))
-    except ValueError:
-        raise OperandError(f"'{text}' is not a dimension list like 4 or 4,2,1") from None
-
-
 def run(args) -> int:
     import time
 
     from ptxsim.api import launch
+    from ptxsim.errors import InputError
+    from ptxsim.machine.inputs import check_target
     from ptxsim.ptx import parse_module
-    text = Path(args.file).read_text()
+    # everything the user gave is checked before the kernel runs
+    text = read_text(args.file, "FILE.ptx")
+    check_target(args.target, "--target")
+    check_nonneg(args.seed, "--seed")
+    if args.step_limit < 1:
+        raise InputError(f"--step-limit {args.step_limit}: must be at least 1")
+    if args.dynamic_shared < 0:
+        raise InputError(f"--dynamic-shared {args.dynamic_shared}: must not be negative")
+    if args.max_resident_ctas is not None and args.max_resident_ctas < 1:
+        raise InputError(f"--max-resident-ctas {args.max_resident_ctas}: must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers {args.workers}: must be at least 1")
+    grid, block = dims(args.grid, "--grid"), dims(args.block, "--block")
+    cluster = dims(args.cluster, "--cluster")
+    out = prepare_out(args.out)
     module = parse_module(text, filename=args.file)
     kernel = args.kernel
+    kernels = [f.name for f in module.entries if f.body is not None]
     if kernel is None:
-        if len(module.entries) != 1:
-            names = ", ".join(f.name for f in module.entries)
-            print(f"ptxsim run: choose --kernel among: {names}", file=sys.stderr)
-            return 2
-        kernel = module.entries[0].name
+        if len(kernels) != 1:
+            raise InputError(f"--kernel: choose one of the kernels of {args.file}: "
+                             f"{', '.join(kernels) or '(none)'}")
+        kernel = kernels[0]
+    elif kernel not in kernels:
+        raise InputError(f"--kernel {kernel}: not a kernel of {args.file} (kernels: "
+                         f"{', '.join(kernels) or 'none'})")
     rng = np.random.default_rng(args.seed)
     values = [parse_arg(s, rng) for s in args.arg]
     t = time.perf_counter()
@@ -81,17 +89,14 @@ def run(args) -> int:
         workers = "ray" if args.ray in ("", "local") else f"ray:{args.ray}"
     extra = {"workers": workers, "allow_order_dependent": args.allow_order_dependent} \
         if workers is not None else {}
-    run_ = launch(module, kernel, _dim(args.grid), _dim(args.block), _dim(args.cluster), values,
+    run_ = launch(module, kernel, grid, block, cluster, values,
                   args.target, args.dynamic_shared, step_limit=args.step_limit,
                   progress=args.progress, max_resident_ctas=args.max_resident_ctas, **extra)
     dt = time.perf_counter() - t
     dist = getattr(run_, "distribution", None)
     split = f", {dist.workers} workers ({dist.backend})" if dist and dist.workers > 1 else ""
-    print(f"{kernel}: grid {_dim(args.grid)} block {_dim(args.block)}: {dt:.2f} s, "
+    print(f"{kernel}: grid {grid} block {block}: {dt:.2f} s, "
           f"{run_.steps} scheduler steps{split}")
-    out = Path(args.out) if args.out else None
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
     for i, v in enumerate(values):
         if isinstance(v, np.ndarray) and v.ndim:
             desc = f"arg{i}: {v.dtype} {v.shape}"
@@ -99,5 +104,5 @@ def run(args) -> int:
                 desc += f" sum={v.astype(np.float64).sum():.6g} first={v.ravel()[:4].tolist()}"
             print(desc)
             if out:
-                np.save(out / f"arg{i}.npy", v)
+                save_atomic(out, f"arg{i}.npy", v)
     return 0

@@ -150,6 +150,11 @@ def count_problem(name: str, n: int, lo: int, hi: int | None = None, form: str =
     return f"{name} takes {want} operands{(' (' + form + ')') if form else ''}, got {n}"
 
 
+# flags ptxas 13.5 accepts written twice (`bar.sync.sync`, `sin.approx.approx`,
+# `add.sat.sat.s32`); any other repeated qualifier is "Multiple ... modifiers specified"
+REPEATABLE = frozenset({".sync", ".approx", ".sat", ".shiftamt", ".relu", ".uni"})
+
+
 def match_slots(slots, qualifiers) -> tuple[dict, list[SlotProblem]]:
     """Match every qualifier to one slot (order-free). Returns slot name -> qualifier (None when
     empty) and the problems, in the order a reader meets them."""
@@ -162,6 +167,8 @@ def match_slots(slots, qualifiers) -> tuple[dict, list[SlotProblem]]:
             continue
         free = [s for s in owners if got[s.name] is None]
         if not free:
+            if q in REPEATABLE and got[owners[0].name] == q:
+                continue            # a flag written twice (`.sync.sync`): ptxas 13.5 accepts it
             problems.append(SlotProblem("repeated", owners[0], q, got[owners[0].name]))
             continue
         got[free[0].name] = q

@@ -36,6 +36,26 @@ TARGET_MIN_PTX = {
     "sm_100": (8, 6), "sm_101": (8, 6), "sm_120": (8, 7), "sm_90": (7, 8), "sm_89": (7, 8),
     "sm_80": (7, 0), "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (9, 0), "sm_75": (6, 3),
 }
+# every other .target ptxas 13.5 knows, with the lowest .version it assembles it with
+PTXAS_TARGET_MIN_PTX = {
+    **TARGET_MIN_PTX, "sm_107": (9, 4), "sm_107a": (9, 4), "sm_107f": (9, 4),
+    # older targets: the lowest .version ptxas 13.5 assembles them with (it knows no version
+    # below 2.3)
+    "sm_10": (2, 3), "sm_11": (2, 3), "sm_12": (2, 3), "sm_13": (2, 3), "sm_20": (2, 3),
+    "sm_21": (2, 3), "sm_30": (3, 0), "sm_32": (4, 0), "sm_35": (3, 1), "sm_37": (4, 1),
+    "sm_50": (4, 0), "sm_52": (4, 1), "sm_53": (4, 2), "sm_60": (5, 0), "sm_61": (5, 0),
+    "sm_62": (5, 0), "sm_70": (5, 1), "sm_72": (6, 1),
+}
+# Every `.target` ptxas 13.5 knows (`Unsupported .target` for anything else, e.g. sm_1, sm_91,
+# sm_80a, sm_90f), and every `.version` it knows (`Unsupported .version`): measured.
+PTXAS_TARGETS = frozenset(PTXAS_TARGET_MIN_PTX)
+PTXAS_VERSIONS = frozenset([(2, 3), (3, 0), (3, 1), (3, 2), (4, 0), (4, 1), (4, 2), (4, 3),
+                            (5, 0), (5, 1)] + [(6, m) for m in range(6)]
+                           + [(7, m) for m in range(9)] + [(8, m) for m in range(9)]
+                           + [(9, m) for m in range(6)])
+PTXAS_LATEST = (9, 5)
+# `.target` options besides the SM name (PTX ISA 11.1.2 ".target")
+TARGET_OPTIONS = frozenset({"texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"})
 # sm_101* was renamed sm_110* in PTX ISA 9.0 (Target ISA notes of every tcgen05 instruction).
 RENAMED = {"sm_101": "sm_110", "sm_101a": "sm_110a", "sm_101f": "sm_110f"}
 LATEST_PTX = (9, 1)            # the newest version the spec texts mention (mma.sp, 9.1)
@@ -253,7 +273,7 @@ def supports(target: str, feature: str, ptx_version=None) -> bool:
     return FEATURES[feature].req.ok(target, ptx_version)
 
 
-__all__ = ["TARGET_MIN_PTX", "RENAMED", "LATEST_PTX", "family_of", "Target", "parse_target",
+__all__ = ["TARGET_MIN_PTX", "PTXAS_TARGET_MIN_PTX", "PTXAS_TARGETS", "PTXAS_VERSIONS", "PTXAS_LATEST", "TARGET_OPTIONS", "RENAMED", "LATEST_PTX", "family_of", "Target", "parse_target",
            "parse_version", "vstr", "compatible", "Arch", "Family", "AtLeast", "AnyOfFamily", "Req",
            "ANY", "TCGEN05", "TCGEN05_I8", "ARCH_SPECIFIC_10X_11X", "SCALE_INPUT_D", "BLOCK_N",
            "SM103A", "KNOWN_TARGETS", "Feature", "FEATURES", "check_target", "supports"]

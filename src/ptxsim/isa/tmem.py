@@ -70,7 +70,7 @@ FORMS: dict[str, Form] = {f.name: f for f in [
              (Operand("dst", "addr"), Operand("nCols", "r32|imm", NCOLS)), "9.7.16.7.1"),
     # tcgen05.dealloc.cta_group.sync.aligned.b32 taddr, nCols;
     _tcgen05("tcgen05.dealloc", (CTA_GROUP, SYNC, ALIGNED, B32),
-             (Operand("taddr", "r32"), Operand("nCols", "r32|imm", NCOLS)), "9.7.16.7.1"),
+             (Operand("taddr", "r32|imm"), Operand("nCols", "r32|imm", NCOLS)), "9.7.16.7.1"),
     # tcgen05.relinquish_alloc_permit.cta_group.sync.aligned;
     _tcgen05("tcgen05.relinquish_alloc_permit", (CTA_GROUP, SYNC, ALIGNED), (), "9.7.16.7.1"),
     # tcgen05.fence::before_thread_sync / ::after_thread_sync;
@@ -83,7 +83,7 @@ FORMS: dict[str, Form] = {f.name: f for f in [
              (CTA_GROUP, Slot.of(".completion_mechanism", ".mbarrier::arrive::one", True),
               Slot.of(".shared::cluster", ".shared::cluster"), COMMIT_MULTICAST,
               Slot.of("type", ".b64", True)),
-             (Operand("mbar", "addr"), Operand("ctaMask", "r16", optional=True)), "9.7.16.12.1"),
+             (Operand("mbar", "addr"), Operand("ctaMask", "r16|imm", optional=True)), "9.7.16.12.1"),
 ]}
 # the cross-field rule of tcgen05.commit: ctaMask is given exactly with .multicast::cluster
 COMMIT_COUNT_RULE = "ctaMask is given exactly with .multicast::cluster"

@@ -66,7 +66,7 @@ FORMS: dict[str, Form] = {f.name: f for f in [
           Slot.of(".multicast", _dotted(m for ms in CP_MULTICAST.values() for m in ms)),
           Slot.of(".dst_fmt", _dotted(d.split(".")[0] for d in DECOMPRESS)),
           Slot.of(".src_fmt", _dotted(d.split(".")[1] for d in DECOMPRESS))),
-         (Operand("taddr", "addr"), Operand("s-desc", "r64")), TCGEN05_SINCE, TCGEN05,
+         (Operand("taddr", "addr"), Operand("s-desc", "r64|imm")), TCGEN05_SINCE, TCGEN05,
          "9.7.16.9.2"),
     # tcgen05.shift.cta_group.down [taddr];
     Form("tcgen05.shift", "tcgen05.shift", (CTA_GROUP, Slot.of(".down", ".down", True)),

@@ -96,6 +96,13 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
     for name in _operand_names(inst):
         if name not in types:
             raise OperandError(f"{where}: register {name} is read but not given in `registers`")
+    # the instruction with the registers' widths as ptxas would judge it (`add.u32 %r1, %r2, %r2`
+    # with a 64-bit %r2 is refused, not computed on half of its bits)
+    from ptxsim.errors import PtxValidationError
+    from ptxsim.ptx import errors_of, validate
+    errs = errors_of(validate(inst, target=target, registers=types))
+    if errs:
+        raise PtxValidationError(f"{where}: {errs[0].message}")
     prog = Program(None, None, [inst], {}, RegisterTable((), extra=types), [])
     launch = Launch.__new__(Launch)
     launch.program, launch.target = prog, target

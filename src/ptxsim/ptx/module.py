@@ -39,12 +39,9 @@ class RegisterTable:
     def __init__(self, decls=(), extra: dict | None = None):
         self.exact: dict = dict(extra or {})
         self.ranges: dict = {}
+        self.vectors: dict = {}            # name or range prefix -> N of a `.reg .vN` declaration
         for d in decls:
-            for p, c in d.items:
-                if c is None:
-                    self.exact[p] = d.type
-                else:
-                    self.ranges.setdefault(p, []).append((c, d.type))
+            self.add(d)
 
     def get(self, name: str, default=None):
         if name in self.exact:
@@ -61,6 +58,76 @@ class RegisterTable:
 
     def __contains__(self, name: str) -> bool:
         return self.get(name) is not None
+
+    def conflict(self, name: str, count: int | None):
+        """The existing declaration a new item `name` (`count`: a `<N>` range) would duplicate
+        in the same scope, as a string, or None. ptxas 13.5: `%r<4>` twice, or `%r<10>` and
+        `%r5`, are "Duplicate definition"."""
+        if count is None:
+            return name if self.get(name) is not None else None
+        if name in self.ranges:
+            return f"{name}<{self.ranges[name][0][0]}>"
+        for ex in self.exact:
+            k = len(ex)
+            while k > 0 and ex[k - 1].isdigit():
+                k -= 1
+            idx = ex[k:]
+            if ex[:k] == name and idx and (idx == "0" or not idx.startswith("0")) and int(idx) < count:
+                return ex
+        return None
+
+    def add(self, decl) -> None:
+        for p, c in decl.items:
+            if c is None:
+                self.exact[p] = decl.type
+            else:
+                self.ranges.setdefault(p, []).append((c, decl.type))
+            if decl.vector:
+                self.vectors[p] = decl.vector
+
+    def vector(self, name: str) -> int | None:
+        """N when `name` was declared `.reg .vN`, else None."""
+        if not self.vectors:
+            return None
+        if name in self.vectors:
+            return self.vectors[name]
+        k = len(name)
+        while k > 0 and name[k - 1].isdigit():
+            k -= 1
+        return self.vectors.get(name[:k]) if k < len(name) else None
+
+
+class ScopedRegisters:
+    """Registers visible in one `{ }` block: its own declarations, then the enclosing blocks'
+    (PTX ISA 11.1: a `.reg` in a nested block is local to it and may shadow an outer name;
+    ptxas 13.0/13.5 accept the same name with another type in a sibling block)."""
+
+    def __init__(self, own: RegisterTable, parent: "ScopedRegisters | None" = None):
+        self.own, self.parent = own, parent
+        self._memo: dict = {}                 # name -> type (the tables do not change)
+
+    def get(self, name: str, default=None):
+        t = self._memo.get(name, 0)
+        if t == 0:
+            s, t = self, None
+            while s is not None:
+                t = s.own.get(name)
+                if t is not None:
+                    break
+                s = s.parent
+            self._memo[name] = t
+        return default if t is None else t
+
+    def __contains__(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def vector(self, name: str) -> int | None:
+        s = self
+        while s is not None:
+            if s.own.get(name) is not None:
+                return s.own.vector(name)
+            s = s.parent
+        return None
 
 
 @dataclass
@@ -106,6 +173,11 @@ class Block:
     """A `{ ... }` scope. Labels are local to the innermost block that defines them."""
     statements: list
     loc: SourceLoc = field(default_factory=SourceLoc)
+
+    @property
+    def reg_decls(self) -> list:
+        """The `.reg` declarations of this block itself (not of nested blocks)."""
+        return [s for s in self.statements if isinstance(s, RegDecl)]
 
     @property
     def labels(self) -> dict[str, LabelDef]:

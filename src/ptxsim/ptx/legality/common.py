@@ -40,6 +40,7 @@ class Context:
     regtypes: dict | None = None          # register name -> declared type, when known
     function: object = None               # the Function being validated (kernel-level rules)
     state: dict = field(default_factory=dict)
+    address_size: int = 64
 
     def width(self, op) -> object:
         """Declared width of a register operand (8/16/32/64/128/"pred"), None when unknown."""
@@ -114,10 +115,16 @@ class Check:
         op = self.i.operands[idx]
         allowed = kinds.split("|")
         kind = _kind(op)
+        if getattr(op, "minus", False) and self.i.opcode != "vmad":
+            self.err(f"operand {idx + 1} ({what}) of {self.name}: '-{op.name}', operand negation "
+                     "is not allowed here")
+            return False
         ok = False
         for k in allowed:
             if k == "imm" and kind == "imm":
-                ok = True
+                ok = not op.is_float      # the family tables' constants are integers
+            elif k == "bits32" and kind == "imm":
+                ok = op.is_float and op.width == 32   # ptxas 13.5 takes 0f3F800000, refuses 7
             elif k == "addr" and kind == "addr":
                 ok = True
             elif k == "vec" and kind == "vec":
@@ -126,6 +133,9 @@ class Check:
                 if getattr(op, "negated", False) and k != "pred":
                     continue
                 w = self.ctx.width(op)
+                t = self.ctx.regtypes.get(op.name) if self.ctx.regtypes is not None else None
+                if t in _FLOAT_REGS and k not in ("reg", "pred"):
+                    continue       # ptxas: "Arguments mismatch" for a float register here
                 if w is None or k == "reg" or (k == "pred" and w == "pred") or \
                         (k != "pred" and w == int(k[1:])):
                     ok = True
@@ -144,7 +154,8 @@ class Check:
             self.err(f"operand {idx + 1} ({what}) of {self.name} must be a vector of {want} "
                      f"registers, got {len(op)}")
         for e in op.elements:
-            if _kind(e) != "reg" or (self.ctx.width(e) not in (None, int(elem[1:]))):
+            # ptxas 13.5 accepts a predicate register as an element (and only that other kind)
+            if _kind(e) != "reg" or (self.ctx.width(e) not in (None, int(elem[1:]), "pred")):
                 self.err(f"element '{e}' of operand {idx + 1} ({what}) of {self.name} must be a "
                          f"{elem[1:]}-bit register")
                 break
@@ -184,6 +195,9 @@ class Check:
         if self.ctx.ptx < version:
             self.err(f"{what} requires PTX ISA version {vstr(version)} or later, module is "
                      f"{vstr(self.ctx.ptx)} ({section})")
+
+
+_FLOAT_REGS = frozenset({".f16", ".f32", ".f64"})     # .f16x2 passes as a 32-bit integer (ptxas)
 
 
 def _kind(op) -> str:

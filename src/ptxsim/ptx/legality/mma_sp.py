@@ -114,7 +114,7 @@ def mma(c: Check) -> None:
         for k, (what, n) in enumerate((("d", dregs), ("a", a_regs), ("b", b_regs), ("c", dregs))):
             if c.operand(k, "vec", what):
                 c.vector(k, n, what)
-        c.operand(4, "r32", "e (sparsity metadata)")
+        c.operand(4, "r32|bits32", "e (sparsity metadata)")   # ptxas 13.5 takes a constant
         if c.operand(5, "imm", "f (sparsity selector)"):
             c.imm_range(5, 0, selectors.stop - 1, f"sparsity selector for {shape}{a}", S)
         if block:
