@@ -152,8 +152,8 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
     known = _LAUNCH_OPTIONS | (_DISTRIBUTED_OPTIONS if distributed else frozenset())
     unknown = set(options) - known - _DISTRIBUTED_OPTIONS
     if unknown:
-        raise OperandError(f"launch: unknown option(s) {', '.join(sorted(unknown))} (known: "
-                           f"{', '.join(sorted(known))})")
+        raise OperandError(f"launch option '{sorted(unknown)[0]}' is not known to this ptxsim "
+                           f"(known: {', '.join(sorted(known | {'workers'}))})")
     if isinstance(ptx, Module):
         module = ptx
     elif isinstance(ptx, str):
@@ -169,8 +169,9 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
         names = ", ".join(f.name for f in module.entries if f.body is not None) or "none"
         raise OperandError(f"launch: no kernel (.entry with a body) named '{kernel}' in the module "
                            f"(kernels: {names})")
-    if target is None:
-        target = module.target if module.target and module.target.startswith("sm_") else "sm_100a"
+    if target is None:                 # the module's own .target (its problems: _refuse_invalid)
+        from ptxsim.isa.targets import PTXAS_TARGETS
+        target = module.target if module.target in PTXAS_TARGETS else "sm_100a"
     grid, block, cluster, args, target, dynamic_shared = check_launch(
         fn, grid, block, cluster, args, target, dynamic_shared, options)
     _refuse_invalid(module)

@@ -1014,6 +1014,12 @@ def _load_module(image, ctx: Context) -> Module:
         parsed = parse_module(ptx)
     except PtxsimError as e:
         _fail("CUDA_ERROR_INVALID_PTX", f"the PTX does not parse: {e}", e)
+    # a PTX ISA newer than the driver is its own error, before any other check
+    if parsed.version:
+        v = tuple(int(x) for x in parsed.version.split("."))
+        if v > PTX_ISA_MAX:
+            _fail("CUDA_ERROR_UNSUPPORTED_PTX_VERSION", f"PTX ISA {parsed.version} is newer than "
+                  f"this driver's {PTX_ISA_MAX[0]}.{PTX_ISA_MAX[1]}")
     if DRIVER.options.get("validate", True):
         from ptxsim.ptx import errors_of, validate
         errs = errors_of(validate(parsed))
@@ -1025,11 +1031,6 @@ def _load_module(image, ctx: Context) -> Module:
         # measured (H200): PTX for sm_100a fails to JIT with CUDA_ERROR_INVALID_PTX
         _fail("CUDA_ERROR_INVALID_PTX", f"PTX for .target {parsed.target} cannot run on "
               f"{dev.name} (compute capability {dev.cc[0]}.{dev.cc[1]})")
-    if parsed.version:
-        v = tuple(int(x) for x in parsed.version.split("."))
-        if v > PTX_ISA_MAX:
-            _fail("CUDA_ERROR_UNSUPPORTED_PTX_VERSION", f"PTX ISA {parsed.version} is newer than "
-                  f"this driver's {PTX_ISA_MAX[0]}.{PTX_ISA_MAX[1]}")
     mod = Module()
     mod.ptx, mod.parsed, mod.context, mod.library = ptx, parsed, ctx, None
     mod.functions, mod.globals, mod.consts, mod.allocations = {}, {}, {}, []

@@ -68,8 +68,16 @@ def check_instruction(inst: Instruction, ctx: Context, out: list, env=None) -> N
             if not any(d.severity == "error" for d in retry):
                 tmp = retry
         out.extend(tmp)
+        if inst.opcode in _BOTH and not (inst.opcode == "mma" and _sparse(inst)) and \
+                not any(d.severity == "error" for d in tmp):
+            # the family table judges the form; the syntax lines add what it leaves out
+            # (operand count and kinds, register types, state spaces, repeated qualifiers)
+            generic.check(inst, ctx, out, env if env is not None else _LONE)
         return
     generic.check(inst, ctx, out, env if env is not None else _LONE)
+
+
+_BOTH = frozenset({"ldmatrix", "stmatrix", "movmatrix"})
 
 
 def _sparse(inst) -> bool:
@@ -256,7 +264,9 @@ def _check_names(inst: Instruction, ctx: Context, out: list, labels: set, symbol
         if family and isinstance(op, Address) and op.base:
             bt = ctx.regtypes.get(op.base)
             tmem = inst.opcode in _TMEM_ADDRESSED
-            if bt is not None and (bt not in _ADDRESS_TYPES or bt[2:] not in ("32", "64")
+            small_ok = inst.opcode in ("ldmatrix", "stmatrix")      # ptxas takes [%rs1] there
+            if bt is not None and (bt not in _ADDRESS_TYPES
+                                   or (bt[2:] not in ("32", "64") and not small_ok)
                                    or (tmem and bt not in (".b32", ".u32"))):
                 out.append(Diagnostic("error", f"{inst.opcode}: {op.base} is a {bt[1:]} register; "
                                       "this address must be " +
@@ -269,6 +279,13 @@ def _check_names(inst: Instruction, ctx: Context, out: list, labels: set, symbol
                     out.append(Diagnostic("error", f"{inst.opcode}: a Tensor Memory address is a "
                                           f"register, not the variable {op.base}", inst.loc,
                                           inst.opcode))
+    if inst.opcode == "wgmma.mma_async" and len(inst.operands) > 3:
+        # scale-d is a predicate (9.7.15.5.2; ptxas 13.5: "Arguments mismatch" otherwise)
+        op = inst.operands[3]
+        pt = ctx.regtypes.get(op.name) if isinstance(op, Register) else None
+        if pt is not None and pt != ".pred":
+            out.append(Diagnostic("error", f"wgmma.mma_async: scale-d ({op.name}) must be a "
+                                  f"predicate, not a {pt[1:]} register", inst.loc, inst.opcode))
     if inst.predicate:
         pt = ctx.regtypes.get(inst.predicate.name)
         if pt is None:

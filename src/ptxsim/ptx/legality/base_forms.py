@@ -51,16 +51,20 @@ def _fragment_counts(inst, chosen, ctx):
     m, n, k = (int(x) for x in re.fullmatch(r"\.m(\d+)n(\d+)k(\d+)", shape).groups())
     types = [q for q in inst.qualifiers if q in _BITS or q in (".f32", ".s32")]
     d, a = types[0], types[1]
+    c = types[3] if len(types) > 3 else d
     bits = 8 if ".kind::f8f6f4" in inst.qualifiers else _BITS.get(a, 32)
     if shape == ".m8n8k4" and a == ".f16":
-        want_a, want_b, want_d = 2, 2, (4 if d == ".f16" else 8)
+        want_a, want_b = 2, 2
+        want_d, want_c = (4 if d == ".f16" else 8), (4 if c == ".f16" else 8)
     elif a == ".f64":
         want_a, want_b, want_d = m * k // 32, k * n // 32, m * n // 32
+        want_c = want_d
     else:
         want_a, want_b = m * k * bits // 1024, k * n * bits // 1024
         want_d = m * n * (16 if d == ".f16" else 32) // 1024
+        want_c = m * n * (16 if c == ".f16" else 32) // 1024
     for idx, (what, want) in enumerate((("D", want_d), ("A", want_a), ("B", want_b),
-                                        ("C", want_d))):
+                                        ("C", want_c))):
         op = inst.operands[idx] if idx < len(inst.operands) else None
         if isinstance(op, Vector) and len(op.elements) != want:
             return (f"operand {idx + 1} ({what} fragment of {shape}) must be a vector of {want} "
