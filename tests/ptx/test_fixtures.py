@@ -58,3 +58,17 @@ def test_parse_speed_10k_lines():
     elapsed = time.perf_counter() - t
     assert len(m.instructions) >= 9_000             # a few lines are { } of inline asm
     assert elapsed < 20, f"10k lines took {elapsed:.1f} s"
+
+
+ALL_PTX = sorted(Path(__file__).parents[1].glob("**/*.ptx")) + \
+    sorted(Path(__file__).parents[1].glob("**/*.ptx.xz"))
+
+
+@pytest.mark.parametrize("path", ALL_PTX, ids=lambda p: p.name)
+def test_every_ptx_file_of_the_suite_is_valid(path):
+    """Every PTX file the tests run (compiler output, hand-written kernels, hardware probes)
+    passes `ptxsim check`: ptxsim.launch refuses modules that do not."""
+    import lzma
+    text = lzma.open(path, "rt").read() if path.suffix == ".xz" else path.read_text()
+    errs = errors_of(validate(parse_module(text, str(path))))
+    assert errs == [], "\n".join(map(str, errs[:5]))

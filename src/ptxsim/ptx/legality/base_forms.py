@@ -456,6 +456,16 @@ form("cvt", ".rs {.relu} .satfinite .e2m1x4 .f32", "r@.b16 v@.f32/4 r@.b32", sin
 form("cvt", ".rz|.rp {.satfinite} .ue8m0x2 .f32", "r@.b16 ri@.f32 ri@.f32", since=(8, 6), req=SM100AF)
 form("cvt", ".rz|.rp {.satfinite} .ue8m0x2 .bf16x2", "r@.b16 ri@.b32", since=(8, 6), req=SM100AF)
 form("cvt", ".rn .bf16x2 .ue8m0x2", "r@.b32 ri@.b16", since=(8, 6), req=SM100AF)
+# PTX ISA 9.1 / 9.2 (ptxas 13.5: "Feature 'cvt.e4m3x2.bf16x2' requires PTX ISA .version 9.1",
+# "Feature 'cvt.bf16x2.e4m3x2' requires PTX ISA .version 9.2", arch- or family-specific targets
+# only; Triton 3.9's sm_120a dot_scaled uses the second)
+form("cvt", ".rn {.relu} .bf16x2 .atype", "r@.b32 ri@.b16", atype=".e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2",
+     since=(9, 2), req=SM100_120)
+form("cvt", ".rn {.relu} .bf16x2 .e2m1x2", "r@.b32 ri@.b8", since=(9, 2), req=SM100_120)
+form("cvt", ".rn .satfinite {.relu} .dtype .bf16x2", "r@.b16 ri@.b32",
+     dtype=".e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2", since=(9, 1), req=SM100_120)
+form("cvt", ".rn .satfinite {.relu} .e2m1x2 .bf16x2|.f16x2", "r@.b8 ri@.b32", since=(9, 1),
+     req=SM100_120)
 form("cvt", ".pack .sat .dtype .s32", "r@.b32 ri ri", dtype=".u16 .s16", since=(6, 5), req=SM(72))
 form("cvt", ".pack .sat .dtype .s32 .b32", "r@.b32 ri@.s32 ri@.s32 ri@.b32",
      dtype=".u2 .s2 .u4 .s4 .u8 .s8", since=(6, 5), req=SM(72))
