@@ -17,7 +17,6 @@ Scheduling model (documented choice, docs/executor.md):
 from __future__ import annotations
 
 import gc
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -771,7 +770,7 @@ class Launch:
             self.symbols[p.name] = Symbol("param", off)
         self.max_resident = max_resident_ctas
         self.canceled: set[int] = set()                  # CTAs canceled by try_cancel
-        self.future_clusters: deque = deque()
+        self._order, self._next_cluster, self._cluster_size = None, 0, 1   # try_cancel's cursor
 
     def _layout_variables(self) -> None:
         self.symbols, self.static_shared, self.local_bytes, self.const_image = \
@@ -819,17 +818,21 @@ class Launch:
         frozen = gc.isenabled() and gc.get_freeze_count() == 0
         if frozen:
             gc.freeze()
+        # clusters not started yet (what clusterlaunchcontrol.try_cancel may cancel) are the
+        # launch order from the next wave on: a cursor into it, so that the bookkeeping of a
+        # launch is linear in its CTAs (10^6-CTA grids), not quadratic in its waves
+        self._order = np.concatenate(waves) if waves else np.zeros(0, np.int64)
+        starts = np.cumsum([0] + [w.size for w in waves])
         try:
             for i, ctas in enumerate(waves):
                 if only is not None and i not in only:
                     continue
-                ctas = np.asarray([c for c in ctas if int(c) not in self.canceled], np.int64)
+                if self.canceled:
+                    ctas = np.asarray([c for c in ctas if int(c) not in self.canceled], np.int64)
                 if ctas.size == 0:
                     continue
-                # clusters not started yet: what clusterlaunchcontrol.try_cancel may cancel
-                self.future_clusters = deque(
-                    later[j:j + cs] for later in waves[i + 1:] for j in range(0, later.size, cs)
-                    if int(later[j]) not in self.canceled)
+                self._next_cluster = int(starts[i + 1])
+                self._cluster_size = cs
                 wave = Wave(self, ctas)
                 if bar:
                     wave.on_progress = lambda f, steps, d=done, n=ctas.size: bar[1](
@@ -850,8 +853,12 @@ class Launch:
     def try_cancel(self):
         """clusterlaunchcontrol.try_cancel: cancel the next cluster that has not started (in launch
         order); returns the %ctaid of its first CTA, or None when every cluster has started."""
-        while self.future_clusters:
-            cl = self.future_clusters.popleft()
+        order, cs = getattr(self, "_order", None), getattr(self, "_cluster_size", 1)
+        if order is None:
+            return None
+        while self._next_cluster < order.size:
+            cl = order[self._next_cluster:self._next_cluster + cs]
+            self._next_cluster += cs
             if int(cl[0]) in self.canceled:
                 continue
             self.canceled.update(int(c) for c in cl)
