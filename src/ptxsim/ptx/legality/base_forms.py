@@ -197,6 +197,16 @@ form("min", ".type", "r ri ri", type=".u16x2 .s16x2", since=(8, 0), req=SM(90))
 form("max", ".type", "r ri ri", type=".u16x2 .s16x2", since=(8, 0), req=SM(90))
 form("min", ".relu .type", "r ri ri", type=".s16x2 .s32", since=(8, 0), req=SM(90))
 form("max", ".relu .type", "r ri ri", type=".s16x2 .s32", since=(8, 0), req=SM(90))
+# PTX ISA 9.2 SIMD integer forms of sm_120f (ptxas 13.5: 38 spellings, tests/isa/test_simd8.py)
+SM120F = Req(Family("sm_120f", (9, 2)), Arch("sm_120a"), Arch("sm_121a"))
+form("add", "{.sat} .type", "r ri ri", type=".u8x4 .s8x4", since=(9, 2), req=SM120F)
+form("add", ".sat .type", "r ri ri", type=".u16x2 .s16x2 .u32", since=(9, 2), req=SM120F)
+form("sub", "{.sat} .type", "r ri ri", type=".u8x4 .s8x4", since=(9, 2), req=SM120F)
+form("min", ".type", "r ri ri", type=".u8x4 .s8x4", since=(9, 2), req=SM120F)
+form("max", ".type", "r ri ri", type=".u8x4 .s8x4", since=(9, 2), req=SM120F)
+form("min", ".relu .s8x4", "r ri ri", since=(9, 2), req=SM120F)
+form("max", ".relu .s8x4", "r ri ri", since=(9, 2), req=SM120F)
+form("neg", ".s8x4", "r ri", since=(9, 2), req=SM120F)
 form("popc", ".type", "r@.u32 ri", type=".b32 .b64", since=(2, 0), req=SM(20))
 form("clz", ".type", "r@.u32 ri", type=".b32 .b64", since=(2, 0), req=SM(20))
 form("bfind", "{.shiftamt} .type", "r@.u32 ri", type=".u32 .u64 .s32 .s64", since=(2, 0), req=SM(20))
@@ -458,14 +468,22 @@ form("cvt", ".rz|.rp {.satfinite} .ue8m0x2 .bf16x2", "r@.b16 ri@.b32", since=(8,
 form("cvt", ".rn .bf16x2 .ue8m0x2", "r@.b32 ri@.b16", since=(8, 6), req=SM100AF)
 # PTX ISA 9.1 / 9.2 (ptxas 13.5: "Feature 'cvt.e4m3x2.bf16x2' requires PTX ISA .version 9.1",
 # "Feature 'cvt.bf16x2.e4m3x2' requires PTX ISA .version 9.2", arch- or family-specific targets
-# only; Triton 3.9's sm_120a dot_scaled uses the second)
-form("cvt", ".rn {.relu} .bf16x2 .atype", "r@.b32 ri@.b16", atype=".e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2",
-     since=(9, 2), req=SM100_120)
-form("cvt", ".rn {.relu} .bf16x2 .e2m1x2", "r@.b32 ri@.b8", since=(9, 2), req=SM100_120)
+# only; Triton 3.9's sm_120a dot_scaled uses the second; the spellings and first versions are
+# tests/isa/test_cvt_new_forms.py's, ptxas-verified)
+form("cvt", ".rn {.relu} {.satfinite} .bf16x2 .atype", "r@.b32 ri@.b16",
+     atype=".e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2", since=(9, 2), req=SM100_120)
+form("cvt", ".rn {.relu} {.satfinite} .bf16x2 .e2m1x2", "r@.b32 ri@.b8", since=(9, 2),
+     req=SM100_120)
 form("cvt", ".rn .satfinite {.relu} .dtype .bf16x2", "r@.b16 ri@.b32",
      dtype=".e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2", since=(9, 1), req=SM100_120)
 form("cvt", ".rn .satfinite {.relu} .e2m1x2 .bf16x2|.f16x2", "r@.b8 ri@.b32", since=(9, 1),
      req=SM100_120)
+form("cvt", ".rn .satfinite {.relu} .e2m3x2|.e3m2x2 .f16x2", "r@.b16 ri@.b32", since=(9, 1),
+     req=SM100_120)
+form("cvt", ".rn .scaled::n2::ue8m0 .bf16x2 .e4m3x2", "r@.b32 ri@.b16 ri@.b16", since=(9, 2),
+     req=SM100_120)
+form("cvt", ".rn .bf16x2 .s2f6x2", "r@.b32 ri@.b16", since=(9, 1), req=SM100_120)
+form("cvt", ".rn .satfinite .s2f6x2 .f32", "r@.b16 ri@.f32 ri@.f32", since=(9, 1), req=SM100_120)
 form("cvt", ".pack .sat .dtype .s32", "r@.b32 ri ri", dtype=".u16 .s16", since=(6, 5), req=SM(72))
 form("cvt", ".pack .sat .dtype .s32 .b32", "r@.b32 ri@.s32 ri@.s32 ri@.b32",
      dtype=".u2 .s2 .u4 .s4 .u8 .s8", since=(6, 5), req=SM(72))

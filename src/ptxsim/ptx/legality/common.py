@@ -197,6 +197,14 @@ class Check:
                      f"{vstr(self.ctx.ptx)} ({section})")
 
 
+def is_note(d: "Diagnostic") -> bool:
+    """A diagnostic from a PTX ISA or Target ISA note (the form exists, but not for this
+    .target or .version), as the validators word them."""
+    m = d.message
+    return ("not supported on .target" in m or "requires PTX ISA version" in m
+            or "is not supported on target" in m)
+
+
 _FLOAT_REGS = frozenset({".f16", ".f32", ".f64"})     # .f16x2 passes as a 32-bit integer (ptxas)
 
 

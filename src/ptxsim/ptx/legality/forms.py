@@ -48,7 +48,7 @@ TYPE_INFO = {
     ".u32": (32, "u"), ".u64": (64, "u"), ".s8": (8, "s"), ".s16": (16, "s"), ".s32": (32, "s"),
     ".s64": (64, "s"), ".f16": (16, "f16"), ".bf16": (16, "bf16"), ".f32": (32, "f"),
     ".f64": (64, "f"), ".f16x2": (32, "h2"), ".bf16x2": (32, "bh2"), ".u16x2": (32, "u"),
-    ".s16x2": (32, "s"), ".tf32": (32, "o"), ".f32x2": (64, "o"), ".e4m3": (8, "o"),
+    ".s16x2": (32, "s"), ".u8x4": (32, "u"), ".s8x4": (32, "s"), ".tf32": (32, "o"), ".f32x2": (64, "o"), ".e4m3": (8, "o"),
     ".e5m2": (8, "o"), ".e4m3x2": (16, "o"), ".e5m2x2": (16, "o"), ".e2m3x2": (16, "o"),
     ".e3m2x2": (16, "o"), ".e2m1x2": (8, "o"), ".ue8m0x2": (16, "o"), ".e4m3x4": (32, "o"),
     ".e5m2x4": (32, "o"), ".e2m3x4": (32, "o"), ".e3m2x4": (32, "o"), ".e2m1x4": (16, "o"),
@@ -112,7 +112,7 @@ def imm_ok(itype: str | None, imm: Immediate) -> bool:
         return True
     isz, icl = info
     if not imm.is_float:
-        return icl in ("u", "s", "b", "pred") and not itype.endswith("x2")
+        return icl in ("u", "s", "b", "pred") and not itype.endswith(("x2", "x4"))
     if icl == "f":
         return True
     if icl == "b":
