@@ -30,6 +30,9 @@ SPEC_SLIPS = {
     "alloca ptr, size, 8": "requires a .type",
     "vmin4.s32.u32.u32.add r1.b00": "selector '.b00'",
     "vset4.u32.u32.ne.max": "'.max' is not valid",
+    # 9.7.16.6 example: ptxas 13.5 "Modifier '.relaxed' requires scope with 'st' instruction"
+    "st.relaxed.b32 [flag], 1": "qualifier '.relaxed'",
+    "ld.relaxed.b32 r, [flag]": "qualifier '.relaxed'",
 }
 
 
