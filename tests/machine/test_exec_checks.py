@@ -266,9 +266,11 @@ def test_cta_pair_instruction_after_the_peer_exited_is_undefined():
         launch(PAIR, "pair", 2, 32)
 
 
-# ================================================================ what is NOT checked at run time
-# (docs/STATUS.md "Not checked at run time"): each of these kernels has a fault the hardware may
-# punish and runs clean here; a check added later must update these tests and that list.
+# ======================================================= found by the sanitizer (issue #19)
+# Each of these kernels has a fault the hardware may punish and that the bits do not show: the
+# run completes, and the sanitizer (machine/sanitizer, docs/sanitizer.md) reports it with the
+# PTX line; without it (sanitize="none") the run is silent. Before the sanitizer these were the
+# "not checked at run time" examples.
 NOWAIT = """.version 8.8
 .target sm_100a
 .address_size 64
@@ -298,26 +300,37 @@ NOWAIT = """.version 8.8
 """
 
 
-@pytest.mark.parametrize("waits", [True, False])
-def test_missing_tcgen05_wait_is_not_checked(waits):
-    # tcgen05.ld / st complete at issue, so the same bits come back with or without
-    # tcgen05.wait::st / ::ld; reading the ld's register before wait::ld is legal anyway (a true
-    # register dependency is respected, PTX ISA 9.7.16.6.4.5)
-    src = NOWAIT if waits else "".join(line for line in NOWAIT.splitlines(keepends=True)
-                                       if "tcgen05.wait" not in line)
+@pytest.mark.parametrize("drop,kinds", [
+    (None, []),
+    # reading the ld's register before wait::ld is legal: a true register dependency is
+    # respected (PTX ISA 9.7.16.6.4.5), and the ld completes with it
+    ("tcgen05.wait::ld", []),
+    # the ld reads what the st writes before wait::st, and the dealloc frees the st's columns
+    ("tcgen05.wait::st", [("tmem-read-before-complete", 16), ("tmem-dealloc-in-flight", 23)])])
+def test_missing_tcgen05_wait(drop, kinds):
+    # ptxsim performs tcgen05.ld / st at issue, so the same bits come back either way: only the
+    # sanitizer tells them apart
+    src = NOWAIT if drop is None else "".join(
+        line for line in NOWAIT.splitlines(keepends=True) if drop not in line)
     out = np.zeros(32, np.uint32)
-    launch(src, "nowait", 1, 32, args=[out])
+    run = launch(src, "nowait", 1, 32, args=[out])
     assert np.array_equal(out, 3 * np.arange(32) + 1)
+    assert [(f.kind, f.line) for f in run.findings] == kinds
+    assert not launch(src, "nowait", 1, 32, args=[out], sanitize="none").findings
 
 
-def test_missing_fence_proxy_async_is_not_checked():
+def test_missing_fence_proxy_async_is_reported():
     # the generic-proxy stores to buf are not fenced before the bulk copy (async proxy) reads
     # them ("accessing the same memory location across multiple proxies needs a cross-proxy
-    # fence", PTX ISA 9.7.16.6.5); ptxsim orders them anyway
+    # fence", PTX ISA 9.7.16.6.5); the bits are right, the sanitizer names the copy's line and
+    # the unfenced store
     src = "".join(line for line in BULK.splitlines(keepends=True) if "fence.proxy" not in line)
     out = np.zeros(32, np.uint32)
-    launch(src, "bulk", 1, 32, args=[out, 1])
+    run = launch(src, "bulk", 1, 32, args=[out, 1])
     assert np.array_equal(out, 3 * np.arange(32) + 1)
+    (f,) = run.findings
+    assert (f.kind, f.line, f.earlier.line) == ("missing-proxy-fence", 21, 14)
+    assert not launch(BULK, "bulk", 1, 32, args=[out, 1]).findings
 
 
 EARLY = """.version 8.8
@@ -350,12 +363,15 @@ EARLY = """.version 8.8
 """
 
 
-def test_reading_a_bulk_copy_destination_before_its_wait_is_not_checked():
+def test_reading_a_bulk_copy_destination_before_its_wait_is_reported():
     # the ld.global of out[1] races with the copy writing it; ptxsim completes the copy lazily,
-    # so the read sees the old contents (0), without a report
+    # so the read sees the old contents (0): the sanitizer names the read and the copy
     out, seen = np.zeros(32, np.uint32), np.full(1, 0xFFFFFFFF, np.uint32)
-    launch(EARLY, "early", 1, 32, args=[out, seen])
+    run = launch(EARLY, "early", 1, 32, args=[out, seen])
     assert seen[0] == 0 and np.array_equal(out, 3 * np.arange(32) + 1)
+    (f,) = run.findings
+    assert (f.kind, f.line, f.earlier.line) == ("async-read-before-complete", 23, 21)
+    assert f.where == "global address 0x7f0000000004"
 
 
 ZERO = """.version 8.8
@@ -374,8 +390,12 @@ ZERO = """.version 8.8
 """
 
 
-def test_reading_never_written_shared_memory_is_not_checked():
-    # the ISA leaves the contents undefined; ptxsim's shared memory starts zeroed (no initcheck)
+def test_reading_never_written_shared_memory_is_reported():
+    # the ISA leaves the contents undefined; ptxsim's shared memory starts zeroed, and the
+    # sanitizer's initcheck names the read (once per word: 32 threads, one finding)
     out = np.full(1, 0xFFFFFFFF, np.uint32)
-    launch(ZERO, "zero", 1, 32, args=[out])
+    run = launch(ZERO, "zero", 1, 32, args=[out])
     assert out[0] == 0
+    (f,) = run.findings
+    assert (f.kind, f.line, f.count) == ("uninit-shared", 9, 32)
+    assert f.where == "shared::cta offset 0x40 of CTA (0, 0, 0)"

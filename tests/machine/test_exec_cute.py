@@ -32,8 +32,9 @@ def test_cute_dense_gemm(name, cluster, b_rows, obj):
     tb = TensorMap.for_array(bu, (64, b_rows), swizzle="128B", dtype="float16")
     tc = TensorMap.for_array(cu, (32, 128), swizzle="64B", dtype="float16")
     m = parse_module((DATA / f"{name}.ptx").read_text())
-    launch(m, m.entries[0].name, (M // 128, N // 128, 1), 128, cluster=(cluster, 1, 1),
-           args=[bytes(obj), ta, tb, tc], dynamic_shared=227 * 1024)
+    run = launch(m, m.entries[0].name, (M // 128, N // 128, 1), 128, cluster=(cluster, 1, 1),
+                 args=[bytes(obj), ta, tb, tc], dynamic_shared=227 * 1024)
+    assert not run.findings, run.findings     # the sanitizer: clean
     d = np.zeros((M, N), np.uint32)
     for k in range(0, K, 16):                     # kind::f16 MMAs of K = 16, C starts at +0
         d = mma(au[:, k:k + 16], bu.T[k:k + 16], d, arch="sm_100", kind="f16", atype="f16",
@@ -85,9 +86,10 @@ def test_cute_persistent_gemm(name, cluster, dt, kind, kstep, a_box, b_box, obj)
     tc = TensorMap.for_array(c, (32, 128), swizzle="64B", dtype="bfloat16")
     tile_m = 128 * cluster
     m = parse_module((DATA / f"{name}.ptx").read_text())
-    launch(m, m.entries[0].name, (cluster, 1, 2), 192, cluster=(cluster, 1, 1),
-           args=[bytes(obj), ta, tb, tc, fastdivmod(M // tile_m), fastdivmod(N // 256),
-                 fastdivmod(1), fastdivmod(1)], dynamic_shared=227 * 1024)
+    run = launch(m, m.entries[0].name, (cluster, 1, 2), 192, cluster=(cluster, 1, 1),
+                 args=[bytes(obj), ta, tb, tc, fastdivmod(M // tile_m), fastdivmod(N // 256),
+                       fastdivmod(1), fastdivmod(1)], dynamic_shared=227 * 1024)
+    assert not run.findings, run.findings     # the sanitizer: clean
     d = np.zeros((M, N), np.uint32)
     for k in range(0, K, kstep):
         d = mma(a[:, k:k + kstep], b.T[k:k + kstep], d, arch="sm_100", kind=kind, atype=dt,
@@ -138,11 +140,12 @@ def test_cute_blockscaled_persistent_mxf8_gemm():
     tc = TensorMap.encode_tiled("float16", 3, c, (N, M, 1), (N * 2, M * N * 2), (32, 128, 1),
                                 swizzle="64B")
     m = parse_module((DATA / "cute_blockscaled_mxf8_1cta.ptx").read_text())
-    launch(m, m.entries[0].name, (1, 1, 2), 192, dynamic_shared=227 * 1024,
-           args=[bytes(12), bytes(12), ta, tri(M, K, 1), tb, tri(N, K, 1), sfmap(SA),
-                 tri(M, K, 1), sfmap(SB), tri(N, K, 1), tc, tri(M, N, 1), M // 128, N // 128, 1,
-                 fastdivmod(M // 128), fastdivmod(N // 128), 1, 1, 1, fastdivmod(1),
-                 fastdivmod(1)])
+    run = launch(m, m.entries[0].name, (1, 1, 2), 192, dynamic_shared=227 * 1024,
+                 args=[bytes(12), bytes(12), ta, tri(M, K, 1), tb, tri(N, K, 1), sfmap(SA),
+                       tri(M, K, 1), sfmap(SB), tri(N, K, 1), tc, tri(M, N, 1), M // 128,
+                       N // 128, 1, fastdivmod(M // 128), fastdivmod(N // 128), 1, 1, 1,
+                       fastdivmod(1), fastdivmod(1)])
+    assert not run.findings, run.findings     # the sanitizer: clean
     d = np.zeros((M, N), np.uint32)
     for k in range(0, K, 32):
         d = mma(a[:, k:k + 32], b.T[k:k + 32], d, arch="sm_100", kind="mxf8f6f4", atype="e4m3",
@@ -162,9 +165,11 @@ def test_cute_blockscaled_persistent_fp4_2cta(name, vec, sf, kind, n_tile):
     # maps use CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B (coordinates in 4-bit elements: the PTX steps
     # K by 256 per 128-byte row); each CTA loads 128 rows of A and n_tile/2 rows of B. Scale
     # factors: SFA box = the row's K atoms of one k-tile (256 / vec / 4), SFB multicast to both
-    # CTAs (nvf4: both N atoms of a k-tile from each CTA; mxf4: each CTA one K atom, offset by
-    # its rank). Tile counts: P12 = M / 128 (CTA tiles), P13 = N / n_tile; FastDivmods of the
-    # cluster tiles M / 256 and N / n_tile.
+    # CTAs, each CTA one N atom (nvf4: the k-tile's K atoms) or one K atom (mxf4), offset by its
+    # rank. (A box of both N atoms for nvf4 overlapped the two CTAs' copies and spilled a zero-
+    # filled atom into the next stage's buffer: found by the sanitizer, docs/sanitizer.md.)
+    # Tile counts: P12 = M / 128 (CTA tiles), P13 = N / n_tile; FastDivmods of the cluster
+    # tiles M / 256 and N / n_tile.
     import struct
     M, N, K = 512, 256, 512
     rng = np.random.default_rng(vec)
@@ -188,15 +193,16 @@ def test_cute_blockscaled_persistent_fp4_2cta(name, vec, sf, kind, n_tile):
         return TensorMap.encode_tiled("uint64", 4, S, (64, rk, rm, 1),
                                       (512, 512 * rk, 512 * rk * rm), (64,) + box + (1,))
     tsa = sfmap(SA, (k_atoms, 1))
-    tsb = sfmap(SB, (k_atoms, 2) if kind == "mxf4nvf4" else (1, 1))
+    tsb = sfmap(SB, (k_atoms, 1) if kind == "mxf4nvf4" else (1, 1))
     tc = TensorMap.encode_tiled("float16", 3, c, (N, M, 1), (N * 2, M * N * 2), (32, 128, 1),
                                 swizzle="64B")
     m = parse_module((DATA / f"{name}.ptx").read_text())
-    launch(m, m.entries[0].name, (2, 1, 2), 192, cluster=(2, 1, 1), dynamic_shared=227 * 1024,
-           args=[bytes(12), bytes(12), ta, tri(M, K, 1), tb, tri(N, K, 1), tsa, tri(M, K, 1),
-                 tsb, tri(N, K, 1), tc, tri(M, N, 1), M // 128, N // n_tile, 1,
-                 fastdivmod(M // 256), fastdivmod(N // n_tile), 1, 1, 1, fastdivmod(1),
-                 fastdivmod(1)])
+    run = launch(m, m.entries[0].name, (2, 1, 2), 192, cluster=(2, 1, 1), dynamic_shared=227 * 1024,
+                 args=[bytes(12), bytes(12), ta, tri(M, K, 1), tb, tri(N, K, 1), tsa, tri(M, K, 1),
+                       tsb, tri(N, K, 1), tc, tri(M, N, 1), M // 128, N // n_tile, 1,
+                       fastdivmod(M // 256), fastdivmod(N // n_tile), 1, 1, 1, fastdivmod(1),
+                       fastdivmod(1)])
+    assert not run.findings, run.findings     # the sanitizer: clean
     d = np.zeros((M, N), np.uint32)
     for k in range(0, K, 64):                  # K = 64 per fp4 MMA
         d = mma(A[:, k:k + 64], B.T[k:k + 64], d, arch="sm_100", kind=kind, atype="e2m1",

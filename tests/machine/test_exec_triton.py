@@ -29,9 +29,10 @@ def test_triton_matmul_bf16(M, N, K):
     a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
     c = np.zeros((M, N), np.float32)
-    launch((DATA / "matmul_bf16.ptx").read_text(), "matmul_kernel", (M // 128, N // 128), 128,
-           args=[a.view(np.uint16), b.view(np.uint16), c, M, N, K, K, 1, N, 1, N, 1,
-                 np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=160 * 1024)
+    run = launch((DATA / "matmul_bf16.ptx").read_text(), "matmul_kernel", (M // 128, N // 128), 128,
+                 args=[a.view(np.uint16), b.view(np.uint16), c, M, N, K, K, 1, N, 1, N, 1,
+                       np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=160 * 1024)
+    assert not run.findings, run.findings     # the sanitizer: clean
     want = _stepped(a.view(np.uint16), b.view(np.uint16), 16, kind="f16", atype="bf16",
                     btype="bf16", ctype="f32", dtype="f32")
     assert np.array_equal(c.view(np.uint32), want)
@@ -74,10 +75,11 @@ def test_triton_tma_matmul(name, threads, M, N, K):
     au, bu, cu = a.view(np.uint16), b.view(np.uint16), c.view(np.uint16)
     tm = [TensorMap.for_array(x, (64, 128), swizzle="128B", dtype="bfloat16")
           for x in (au, bu, cu)]
-    launch((DATA / f"{name}.ptx").read_text(), "tma_matmul_kernel", (M // 128, N // 128),
-           threads, args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
-                          np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
-           dynamic_shared=200 * 1024)
+    run = launch((DATA / f"{name}.ptx").read_text(), "tma_matmul_kernel", (M // 128, N // 128),
+                 threads, args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
+                                np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
+                 dynamic_shared=200 * 1024)
+    assert not run.findings, run.findings     # the sanitizer: clean
     d = _stepped(au, bu.T, 16, kind="f16", atype="bf16", btype="bf16", ctype="f32", dtype="f32")
     # epilogue: cvt.rn.bf16x2.f32 of the f32 accumulator == ml_dtypes' round-to-nearest-even
     want = d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
@@ -94,9 +96,10 @@ def test_triton_matmul_fp8():
     a = rng.standard_normal((M, K)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     b = rng.standard_normal((K, N)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     c = np.zeros((M, N), np.float32)
-    launch((DATA / "matmul_fp8.ptx").read_text(), "matmul_kernel", 1, 128,
-           args=[a, b, c, M, N, K, K, 1, N, 1, N, 1, np.zeros(64, np.uint8),
-                 np.zeros(64, np.uint8)], dynamic_shared=200 * 1024)
+    run = launch((DATA / "matmul_fp8.ptx").read_text(), "matmul_kernel", 1, 128,
+                 args=[a, b, c, M, N, K, K, 1, N, 1, N, 1, np.zeros(64, np.uint8),
+                       np.zeros(64, np.uint8)], dynamic_shared=200 * 1024)
+    assert not run.findings, run.findings     # the sanitizer: clean
     want = _stepped(a, b, 32, kind="f8f6f4", atype="e4m3", btype="e4m3", ctype="f32",
                     dtype="f32")
     assert np.array_equal(c.view(np.uint32), want)
@@ -126,9 +129,10 @@ def test_triton_dot_scaled(fa, fb):
     sa = rng.integers(120, 134, (M, K // 32)).astype(np.uint8)
     sb = rng.integers(120, 134, (N, K // 32)).astype(np.uint8)
     c = np.zeros((M, N), np.float32)
-    launch((DATA / f"dot_scaled_{fa}_{fb}.ptx").read_text(), "dot_scaled_kernel", 1, 128,
-           args=[a, sa, b, sb, c, np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
-           dynamic_shared=200 * 1024)
+    run = launch((DATA / f"dot_scaled_{fa}_{fb}.ptx").read_text(), "dot_scaled_kernel", 1, 128,
+                 args=[a, sa, b, sb, c, np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
+                 dynamic_shared=200 * 1024)
+    assert not run.findings, run.findings     # the sanitizer: clean
     kind, step = ("mxf4", 64) if fa == fb == "e2m1" else ("mxf8f6f4", 32)
     d = np.zeros((M, N), np.uint32)
     for k in range(0, K, step):
@@ -158,8 +162,9 @@ def test_triton_num_ctas_2_cluster_matmul():
     au, bu, cu = a.view(np.uint16), b.view(np.uint16), c.view(np.uint16)
     tm = [TensorMap.for_array(x, (64, 128), swizzle="128B", dtype="bfloat16")
           for x in (au, bu, cu)]
-    launch(ptx, "tma_matmul_kernel", (2 * M // 256, N // 128), 128,
-           args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
-                 np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=98352)
+    run = launch(ptx, "tma_matmul_kernel", (2 * M // 256, N // 128), 128,
+                 args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
+                       np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=98352)
+    assert not run.findings, run.findings     # the sanitizer: clean
     d = _stepped(au, bu.T, 16, kind="f16", atype="bf16", btype="bf16", ctype="f32", dtype="f32")
     assert np.array_equal(cu, d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16))

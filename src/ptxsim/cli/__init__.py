@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except PtxsimError as exc:
         print(f"ptxsim: {type(exc).__name__}: {exc}", file=sys.stderr)
+        found = getattr(exc, "findings", None)
+        if found:                        # what the sanitizer found before the error
+            print(f"the sanitizer found before the error:\n{found}", file=sys.stderr)
         return 1
     except MemoryError:
         print("ptxsim: out of memory", file=sys.stderr)

@@ -11,6 +11,8 @@ Argument specs, in the kernel's parameter order:
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ptxsim.argspec import SCALARS, parse_arg  # noqa: F401 (ptxsim.cli.run.parse_arg)
@@ -45,6 +47,18 @@ def register(subparsers) -> None:
     p.add_argument("--allow-order-dependent", action="store_true",
                    help="with --workers / --ray: merge bytes two workers wrote differently in "
                         "launch order instead of refusing (MergeConflict)")
+    p.add_argument("--sanitize", choices=("none", "default", "full"), default="default",
+                   help="the sanitizer's checks (docs/sanitizer.md): default (on), full (also "
+                        "the PTX ISA's tcgen05 fence patterns, global races, registers), none")
+    p.add_argument("--json", action="store_true",
+                   help="print the sanitizer's findings as JSON instead of a table")
+    p.add_argument("--trace", metavar="OUT.json", default=None,
+                   help="write a Chrome-trace / Perfetto timeline of the run")
+    p.add_argument("--trace-ctas", default="0,1", metavar="N[,N...]",
+                   help="CTAs (linear ids) the trace shows (default 0,1)")
+    p.add_argument("--schedule", default=None, metavar="random:SEED",
+                   help="scheduling of warps and asynchronous completions: 'random:SEED' picks "
+                        "among runnable warps and pending operations pseudo-randomly")
     p.set_defaults(func=run)
 
 
@@ -67,6 +81,11 @@ def run(args) -> int:
         raise InputError(f"--max-resident-ctas {args.max_resident_ctas}: must be at least 1")
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers {args.workers}: must be at least 1")
+    try:
+        trace_ctas = tuple(int(x) for x in args.trace_ctas.split(","))
+    except ValueError:
+        raise InputError(f"--trace-ctas {args.trace_ctas}: expected CTA numbers like 0,1") \
+            from None
     grid, block = dims(args.grid, "--grid"), dims(args.block, "--block")
     cluster = dims(args.cluster, "--cluster")
     out = prepare_out(args.out)
@@ -91,18 +110,36 @@ def run(args) -> int:
         if workers is not None else {}
     run_ = launch(module, kernel, grid, block, cluster, values,
                   args.target, args.dynamic_shared, step_limit=args.step_limit,
-                  progress=args.progress, max_resident_ctas=args.max_resident_ctas, **extra)
+                  progress=args.progress, sanitize=args.sanitize, trace=args.trace,
+                  trace_ctas=trace_ctas, schedule=args.schedule,
+                  max_resident_ctas=args.max_resident_ctas, **extra)
     dt = time.perf_counter() - t
+    findings = run_.findings
     dist = getattr(run_, "distribution", None)
     split = f", {dist.workers} workers ({dist.backend})" if dist and dist.workers > 1 else ""
-    print(f"{kernel}: grid {grid} block {block}: {dt:.2f} s, "
-          f"{run_.steps} scheduler steps{split}")
+    if args.json:
+        print(findings.to_json())
+    else:
+        print(f"{kernel}: grid {grid} block {block}: {dt:.2f} s, "
+              f"{run_.steps} scheduler steps{split}, sanitizer {args.sanitize}: "
+              f"{len(findings.errors)} error(s), {len(findings.warnings)} warning(s)")
+        if len(findings):
+            print_findings(findings)
+    if args.trace:
+        print(f"trace: {args.trace}", file=sys.stderr)
     for i, v in enumerate(values):
         if isinstance(v, np.ndarray) and v.ndim:
             desc = f"arg{i}: {v.dtype} {v.shape}"
             if v.dtype.kind in "fiu" and v.size:
                 desc += f" sum={v.astype(np.float64).sum():.6g} first={v.ravel()[:4].tolist()}"
-            print(desc)
+            if not args.json:
+                print(desc)
             if out:
                 save_atomic(out, f"arg{i}.npy", v)
-    return 0
+    return 1 if findings.errors else 0
+
+
+def print_findings(findings, file=None) -> None:
+    """The findings as a rich table (plain text when rich cannot size a terminal)."""
+    from rich.console import Console
+    Console(file=file or sys.stdout, width=160).print(findings.table())

@@ -1858,7 +1858,7 @@ def _run(f: Function, g, b, cluster, dyn: int, image: bytes, nonportable: bool) 
     mod = f.module
     const = bytes(mod.const_alloc.view) if mod.const_alloc is not None else None
     opts = {k: v for k, v in DRIVER.options.items()
-            if k in ("step_limit", "progress", "max_resident_ctas")}
+            if k in ("step_limit", "progress", "max_resident_ctas", "sanitize", "schedule")}
     ctx = DRIVER.current()
     try:
         launch = Launch(mod.parsed, f.name, g, b, cluster, (), target=f.attrs["spec"].target,

@@ -96,6 +96,8 @@ def run_launch(run, backend: str = "local", n: int | None = None, *, address=Non
     grid, block, cluster, args, options)."""
     waves = run.wave_plan()
     reason = serial_reason(run.program)
+    if reason is None and getattr(getattr(run, "sanitizer", None), "tracer", None) is not None:
+        reason = "the sanitizer's trace (trace=) is one process's timeline"
     ray = None
     connect_s = 0.0
     if backend == "ray":

@@ -189,6 +189,7 @@ class PartResult:
     steps: int = 0
     printf: list = field(default_factory=list)
     error: ErrorRecord | None = None
+    findings: list = field(default_factory=list)    # the sanitizer's (machine/sanitizer)
     seconds: float = 0.0        # the part's run, in the worker (wall)
     cpu_seconds: float = 0.0    # the part's run, in the worker (CPU time of its process)
     diff_seconds: float = 0.0   # snapshot + diff, in the worker (CPU time)
@@ -216,7 +217,8 @@ def run_part(launch, part: Part, on_wave=None) -> PartResult:
                if log else np.zeros(0, np.uint64))
     c3 = time.process_time()
     return PartResult(part, diffs, atomics, launch.steps, list(launch.printf), error,
-                      t2 - t1, c2 - c1, (c1 - c0) + (c3 - c2), socket.gethostname(), os.getpid())
+                      list(launch.findings), t2 - t1, c2 - c1, (c1 - c0) + (c3 - c2),
+                      socket.gethostname(), os.getpid())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,9 +226,10 @@ def run_part(launch, part: Part, on_wave=None) -> PartResult:
 # ---------------------------------------------------------------------------------------------
 def merge(launch, results: list[PartResult], *, allow_order_dependent: bool = False) -> None:
     """Write the parts' changed bytes into the driver's global memory, in launch order, and
-    total their steps and printf lines. Raises the first part's error (in launch order) after
-    merging the parts before it and that part's writes up to its error, as one process would
-    leave memory; raises MergeConflict where the parts' results cannot be one process's."""
+    total their steps, printf lines and sanitizer findings. Raises the first part's error (in
+    launch order) after merging the parts before it and that part's writes up to its error, as
+    one process would leave memory; raises MergeConflict where the parts' results cannot be one
+    process's."""
     results = sorted(results, key=lambda r: r.part.index)
     failed = next((r for r in results if r.error is not None), None)
     if failed is not None:
@@ -267,8 +270,16 @@ def merge(launch, results: list[PartResult], *, allow_order_dependent: bool = Fa
             w |= m
     launch.steps = sum(r.steps for r in results)
     launch.printf = [line for r in results for line in r.printf]
+    san = getattr(launch, "sanitizer", None)
+    if san is not None:
+        for r in results:
+            for f in r.findings:
+                san.findings.add(f)
     if failed is not None:
-        raise failed.error.rebuild(failed.part.describe())
+        exc = failed.error.rebuild(failed.part.describe())
+        if san is not None:
+            exc.findings = san.findings
+        raise exc
 
 
 def _write_conflict(results, r, d, buf, off, value):

@@ -431,6 +431,41 @@ def canonical_descriptor(fmt: str, rows: int, cols: int, major: str, swizzle: st
                                base_offset=base_offset_for(start, swizzle))
 
 
+_BYTES_CACHE: dict = {}
+
+
+def operand_bytes(desc: SmemDescriptor | int, idesc, operand: str = "A", *,
+                  rows: int | None = None, smem_size: int | None = None) -> np.ndarray:
+    """The sorted shared-memory byte addresses `read_operand` reads for the same arguments (the
+    bytes of every element, padding bits included), read-only and memoised: what the
+    sanitizer marks as read by the asynchronous proxy while a tcgen05.mma is in flight."""
+    if not isinstance(desc, SmemDescriptor):
+        desc = SmemDescriptor.decode(desc)
+    fmt = idesc.atype_name if operand == "A" else idesc.btype_name
+    if fmt is None:
+        raise LayoutError(f"the instruction descriptor has no valid {operand} type code")
+    major = "MN" if (idesc.transpose_a if operand == "A" else idesc.transpose_b) else "K"
+    cols = idesc.k // 2 if (operand == "A" and idesc.sparse) else idesc.k
+    if rows is None:
+        rows = idesc.m if operand == "A" else idesc.n
+    key = (desc, fmt, idesc.kind, rows, cols, major, smem_size)
+    got = _BYTES_CACHE.get(key)
+    if got is None:
+        packing = smem_packing(fmt, idesc.kind)
+        _check_layout_once(packing, major, desc.swizzle_name, idesc.kind, desc.lbo_mode)
+        addr, _ = element_locations(desc, packing, rows, cols, major)
+        nb = _NBYTES[packing.bits]
+        got = np.unique(addr[..., None] + np.arange(nb))
+        if smem_size is not None and got.size and (got[0] < 0 or got[-1] >= smem_size):
+            raise LayoutError(f"{operand} operand reaches shared-memory byte {int(got[-1])}, "
+                              f"outside the {smem_size}-byte array")
+        got.setflags(write=False)
+        if len(_BYTES_CACHE) >= 1024:
+            _BYTES_CACHE.clear()
+        _BYTES_CACHE[key] = got
+    return got
+
+
 def footprint(desc: SmemDescriptor, fmt: str, rows: int, cols: int, major: str = "K", *,
               kind: str | None = None) -> int:
     """One past the highest shared-memory byte address the matrix touches (chunk granular)."""
@@ -442,4 +477,5 @@ def footprint(desc: SmemDescriptor, fmt: str, rows: int, cols: int, major: str =
 __all__ = ["SWIZZLES", "SWIZZLE_WIDTH", "SWIZZLE_PATTERN_BYTES", "Packing", "smem_packing",
            "swizzle_address", "layout_issues", "check_layout", "element_locations",
            "smem_to_matrix", "matrix_to_smem", "read_operand", "operand_plan", "gather_operands",
+           "operand_bytes",
            "canonical_descriptor", "footprint"]

@@ -39,7 +39,7 @@ from ptxsim.isa.cta import CtaPairState, CtaState, ctas_of
 from ptxsim.isa.datapath import DataPathLayout, datapath_layout
 from ptxsim.isa.descriptors import InstrDescriptor, SmemDescriptor, ZeroColumnMaskDescriptor
 from ptxsim.isa.legality import Slot
-from ptxsim.isa.smem_layout import gather_operands, operand_plan, read_operand
+from ptxsim.isa.smem_layout import gather_operands, operand_bytes, operand_plan, read_operand
 from ptxsim.isa.tmem import N_COLUMNS, N_LANES, split_address
 from ptxsim.isa.tmem_cp import E2M1_CONTAINER_SHIFT
 from ptxsim.types.formats import get_format
@@ -1440,6 +1440,73 @@ def execute_parsed_batch(items, target: str = "sm_100a", ptx_version=None) -> li
         calls.append((state, mma, dict(kw, target=target, ptx_version=ptx_version)))
     return tcgen05_mma_batch(calls)
 
+
+
+@dataclass
+class MmaFootprint:
+    """What one tcgen05.mma touches, per CTA of its group (index 0: the issuing CTA, or the even
+    CTA of a pair): Tensor Memory cells as (lanes, columns) index arrays, shared-memory bytes
+    as sorted address arrays. `d_read`: the MMA reads D (enable-input-d)."""
+    cta_group: int
+    d: list                      # [(lanes, cols)] written (and read when d_read)
+    d_read: bool
+    tmem_reads: list             # [[(lanes, cols), ...]] A in TMEM, scale factors, metadata
+    smem_reads: list             # [np.ndarray of byte addresses] A (in smem) and B
+    kind: str = ""
+    d_blocks: list = field(default_factory=list)   # D as (lane slice, column slice), or None
+
+
+def mma_footprint(inst, read, target: str = "sm_100a", ptx_version=None,
+                  smem_size: int | None = None) -> MmaFootprint:
+    """The cells and bytes the tcgen05.mma `inst` issued by one thread (`read` as in
+    `execute_parsed`) reads and writes, computed from its operands without running it (the
+    sanitizer's view of an MMA in flight). Raises what the execution would raise for a bad
+    operand (the caller lets the execution report it)."""
+    mma, kw = parse_operands(inst, read)
+    what = mma.ptx(operands=False)
+    desc, layout = check_instruction(mma, kw["idesc"], target, ptx_version)
+    n = mma.cta_group
+    M, N, K = desc.m, desc.n, desc.k
+    Mc, Nc = M // n, N // n
+    lane_off, d_col = _lane_offset(kw["d_tmem"], layout, what, "d-tmem")
+    shift = 0
+    if kw.get("zero_column_mask") is not None:
+        shift = ZeroColumnMaskDescriptor.decode(int(kw["zero_column_mask"])).column_shift
+    b = operand_bytes(_smem_descriptor(kw["b_desc"]), desc, "B", rows=Nc + shift,
+                      smem_size=smem_size)
+    d, tmem_reads, smem_reads, blocks = [], [], [], []
+    nsf = SCALE_VEC_COUNT[(mma.kind, mma.effective_scale_vec)] if mma.block_scale else 0
+    for ci in range(n):
+        lanes, cols, block = _d_cells(layout, ci * Mc, Mc, N, lane_off, d_col)
+        d.append((lanes, cols))
+        blocks.append(block)
+        reads, smem = [], [b]
+        if kw.get("a_desc") is not None:
+            smem.append(operand_bytes(_smem_descriptor(kw["a_desc"]), desc, "A", rows=Mc,
+                                      smem_size=smem_size))
+        else:
+            a_lane, a_col = _lane_offset(kw["a_tmem"], layout, what, "a-tmem")
+            per = 32 // container_bits(desc.atype_name, mma.kind)
+            k_stored = K // 2 if mma.sparse else K
+            rows = np.arange(ci * Mc, (ci + 1) * Mc)
+            _, al, kc = layout.a_position(rows[:, None], np.arange(-(-k_stored // per))[None, :],
+                                          lane_off)
+            reads.append((al, a_col + np.broadcast_to(kc[..., None], al.shape)))
+        if mma.sparse:
+            m_lane, m_col = _lane_offset(kw["sp_meta_tmem"], layout, what, "sp-meta-tmem")
+            ml, mc, _ = sparsity.metadata_cells(mma.kind, K, Mc, mma.ws)
+            reads.append((ml + m_lane, mc + m_col + sparsity.selector_column(mma.kind,
+                                                                            desc.selector)))
+        if mma.block_scale:
+            for which, addr, count, sf_id in (("A", kw["scale_a_tmem"], Mc, desc.scale_a_id),
+                                              ("B", kw["scale_b_tmem"], N, desc.scale_b_id)):
+                l0, c0 = split_address(int(addr) & 0x3FFFFFFF)
+                sl, sc, _ = scale_factor_cells(which, layout, count, nsf, sf_id, N, desc.k96)
+                reads.append((sl + l0, np.broadcast_to((sc + c0)[..., None], sl.shape)))
+        tmem_reads.append(reads)
+        smem_reads.append(smem)
+    return MmaFootprint(n, d, bool(kw["enable_input_d"]), tmem_reads, smem_reads, mma.kind,
+                        blocks)
 
 
 def handle_instruction(inst, regs, target, state=None, ptx_version=None) -> dict:

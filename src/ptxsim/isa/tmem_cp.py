@@ -300,6 +300,23 @@ def tcgen05_shift_down(tmem, taddr: int, cta_group: int = 1, target: str | None 
 # integration point: gather the source rows from shared memory
 # --------------------------------------------------------------------------------------------
 
+def cp_footprint(taddr: int, sdesc, shape: str, multicast: str | None = None):
+    """What one tcgen05.cp touches, for the sanitizer: ((lanes, columns) of the Tensor Memory
+    cells written, as tcgen05_cp writes them; the sorted shared-memory byte addresses of the
+    source, as cp_rows_from_smem reads them)."""
+    from ptxsim.isa.descriptors import SmemDescriptor
+    from ptxsim.isa.smem_layout import element_locations, smem_packing
+    nrows, bits = CP_SHAPES[shape]
+    lane0, col0 = split_address(int(taddr))
+    lanes = lane0 + destination_lanes(shape, multicast)
+    cols = col0 + np.arange(bits // 32)
+    L = np.broadcast_to(lanes[:, :, None], lanes.shape + cols.shape)
+    C = np.broadcast_to(cols[None, None, :], L.shape)
+    desc = sdesc if isinstance(sdesc, SmemDescriptor) else SmemDescriptor.decode(int(sdesc))
+    addr, _ = element_locations(desc, smem_packing("u8"), nrows, bits // 8, "K")
+    return (L, C), np.unique(addr)
+
+
 def cp_rows_from_smem(smem: np.ndarray, sdesc, shape: str) -> np.ndarray:
     """Gather the rows of a tcgen05.cp source from shared memory.
 

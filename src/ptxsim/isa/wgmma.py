@@ -265,6 +265,28 @@ def smem_operand(smem: np.ndarray, desc: int, fmt_type: str, rows: int, cols: in
                                       major).astype(np.uint32)
 
 
+_BYTES: dict = {}
+
+
+def operand_bytes(desc: int, fmt_type: str, rows: int, cols: int, major: str) -> np.ndarray:
+    """The sorted shared-memory byte addresses `smem_operand` reads for the same arguments
+    (read-only, memoised): what the sanitizer marks as read by the wgmma in flight."""
+    key = (int(desc), fmt_type, rows, cols, major)
+    got = _BYTES.get(key)
+    if got is None:
+        d = descriptor(desc)
+        fmt, c = ("e4m3", cols // 8) if fmt_type == "b1" else (_SMEM_FMT[fmt_type], cols)
+        packing = smem_layout.smem_packing(fmt)
+        addr, _ = smem_layout.element_locations(d, packing, rows, c, major)
+        nb = max(1, packing.bits // 8)
+        got = np.unique(addr[..., None] + np.arange(nb))
+        got.setflags(write=False)
+        if len(_BYTES) >= 1024:
+            _BYTES.clear()
+        _BYTES[key] = got
+    return got
+
+
 def wgmma(form: WgmmaForm, d: np.ndarray, *, a=None, a_desc=None, b_desc=None, smem=None,
           scale_d=True, scale_a: int = 1, scale_b: int = 1, trans_a: int = 0, trans_b: int = 0,
           meta=None, selector: int = 0) -> np.ndarray:

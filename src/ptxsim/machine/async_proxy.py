@@ -32,7 +32,7 @@ from typing import Callable
 
 import numpy as np
 
-from ptxsim.errors import AsyncProxyError, OperandError
+from ptxsim.errors import AsyncProxyError, OperandError, PtxsimError
 
 # operation kinds and the completion mechanism each uses
 TCGEN05_MBARRIER_TRACKED = ("mma", "cp", "shift")      # 9.7.16.6.2.1.1
@@ -190,10 +190,18 @@ class AsyncProxy:
         # a completed operation keeps no closure (its data may be large; _by_issuer may hold
         # the operation a while longer)
         op.perform = op.signal = None
-        if perform is not None:
-            perform()
-        if signal is not None:
-            signal()
+        try:
+            if perform is not None:
+                perform()
+            if signal is not None:
+                signal()
+        except PtxsimError as e:
+            # an error found when the operation completes names the instruction that issued it
+            if op.what and op.what.startswith("line ") and not str(e).startswith(op.what):
+                e.args = (f"{op.what}: {e}",) + tuple(e.args[1:])
+                e.ptx_line = int(op.what[5:].split(":", 1)[0]) \
+                    if op.what[5:].split(":", 1)[0].isdigit() else None
+            raise
 
     def _sweep(self) -> None:
         while self.queue and self.queue[0].done:
@@ -209,6 +217,40 @@ class AsyncProxy:
                 self._complete(op)
                 n += 1
         return n
+
+    def progress_round(self, group_of) -> int:
+        """Complete, in issue order, the oldest pending operation of each group of issuers
+        (`group_of(issuer)`, e.g. the issuer's CTA): the sanitizer's "latest point" policy,
+        one completion per CTA each time no thread can run. Returns how many completed."""
+        seen, n = set(), 0
+        for op in list(self.queue):
+            if op.done:
+                continue
+            g = group_of(op.issuer)
+            if g in seen:
+                continue
+            seen.add(g)
+            self._complete(op)
+            n += 1
+        self._sweep()
+        return n
+
+    def progress_random(self, rng) -> int:
+        """Complete the oldest pending operation of a pseudo-randomly chosen issuer (each
+        issuer's operations still complete in issue order: every pipelined pair and commit
+        holds). Returns how many completed (0 or 1)."""
+        firsts = {}
+        for op in self.queue:
+            if not op.done and op.issuer not in firsts:
+                firsts[op.issuer] = op
+        if not firsts:
+            return 0
+        ops = list(firsts.values())
+        op = ops[int(rng.integers(len(ops)))]
+        # the chosen op's own issuer-order predecessors are complete (it is its issuer's first)
+        self._complete(op)
+        self._sweep()
+        return 1
 
     def _complete_where(self, pred) -> int:
         """Complete, in issue order, every pending op satisfying `pred` and every earlier op of

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptxsim.errors import (AsyncProxyError, DeadlockError, OperandError, PtxsimError,
-                           UndefinedBehavior, UnsupportedFeature)
+                           PtxValidationError, UndefinedBehavior, UnsupportedFeature)
 from ptxsim.machine.async_proxy import AsyncProxy
 from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
 from ptxsim.machine import poison
@@ -31,6 +31,7 @@ from ptxsim.machine.handlers import tcgen05 as tcgen05_handlers
 from ptxsim.machine.mbarrier import Mbarriers
 from ptxsim.machine.memory import CLUSTER_RANK_SHIFT, GlobalMemory, Memory
 from ptxsim.machine.params import pack_params, param_offsets
+from ptxsim.machine import sanitizer as _sanitizer
 from ptxsim.machine.program import TYPE_BYTES, UINT, Program
 from ptxsim.machine.program import reg_dtype as _reg_dtype
 from ptxsim.machine.watchdog import (BLOCKED, EXITED, NO_WAIT, RUN, WAIT_BAR, WAIT_CLUSTER,
@@ -143,6 +144,9 @@ class Wave:
         self.tmem_frees = 0                               # tcgen05.dealloc count (WAIT_TMEM)
         self.poison: dict[str, np.ndarray] = {}          # machine/poison.py
         self.poison_origins: list = []
+        # the sanitizer's state for this wave (machine/sanitizer), None when it is off
+        san = getattr(launch, "sanitizer", None)
+        self.san = san.wave(self) if san is not None else None
 
     def _at(self, idx):
         """`idx`, or the equivalent slice when `idx` is the current step's consecutive run."""
@@ -409,9 +413,28 @@ class Wave:
         never = np.iinfo(np.int64).max                    # no pc reaches it
         all_idx = np.arange(self.N)                      # every thread: the converged step
         all_idx.setflags(write=False)
+        rng = self.launch.schedule_rng                    # --schedule random:SEED
         while True:
             # every thread runnable <=> no status is nonzero (RUN == 0): one pass, no temporary
-            if not any_yielded and not status.any():
+            if rng is not None:
+                runnable = status == RUN
+                turn = runnable & ~yielded if any_yielded else runnable
+                got = self._random_step(rng, turn) if turn.any() else None
+                if got is None:
+                    if not runnable.any():
+                        if (status == EXITED).all():
+                            break
+                        if self.wake():
+                            continue
+                        if self.proxy.progress_random(rng):
+                            self.wake()
+                            continue
+                        raise self.deadlock()
+                    yielded[:] = False
+                    any_yielded = False
+                    continue
+                p, idx = got
+            elif not any_yielded and not status.any():
                 p = int(pc.min())
                 idx = all_idx if p == int(pc.max()) else np.flatnonzero(pc == p)
             else:
@@ -424,7 +447,13 @@ class Wave:
                             break
                         if self.wake():
                             continue
-                        if self.proxy.progress():
+                        if self.san is not None and self.san.latest:
+                            # the latest point the memory model allows: one operation per CTA
+                            # completes, then whoever it released runs (docs/sanitizer.md)
+                            if self.proxy.progress_round(self._cta_of_issuer):
+                                self.wake()
+                                continue
+                        elif self.proxy.progress():
                             self.wake()
                             continue
                         raise self.deadlock()
@@ -448,8 +477,11 @@ class Wave:
             try:
                 fn(idx)
             except PtxsimError as e:
+                _located(e, self.program.instructions[p])
                 self.where(e, p, idx)
                 raise
+            if self.san is not None and self.san.tracer is not None:
+                self.san.tracer.step(self.san, p, idx)
             if self.on_progress is not None and self.launch.steps % 256 == 0:
                 self.on_progress(float((status == EXITED).mean()), self.launch.steps)
             if p in backward:
@@ -483,6 +515,25 @@ class Wave:
         # complete whatever the asynchronous proxy still holds (bulk stores, ...)
         while self.proxy.progress():
             pass
+        if self.san is not None and self.san.tracer is not None:
+            self.san.tracer.wave_end(self.san)
+
+    def _random_step(self, rng, turn):
+        """--schedule random: the instruction of a pseudo-randomly chosen warp that may run,
+        for every warp whose lanes that may run are all at that instruction's pc (lanes of a
+        warp still execute lowest-pc-first, so warps reconverge as on the default schedule)."""
+        pcw = np.where(turn, self.pc, np.iinfo(np.int64).max).reshape(-1, WARP_SIZE).min(1)
+        live = np.flatnonzero(pcw != np.iinfo(np.int64).max)
+        if not live.size:
+            return None
+        p = int(pcw[live[int(rng.integers(live.size))]])
+        warps = np.flatnonzero(pcw == p)
+        lanes = (warps[:, None] * WARP_SIZE + np.arange(WARP_SIZE)).ravel()
+        idx = lanes[turn[lanes] & (self.pc[lanes] == p)]
+        return p, idx
+
+    def _cta_of_issuer(self, issuer) -> int:
+        return int(issuer) // self.P if isinstance(issuer, (int, np.integer)) else -1
 
     def exit_threads(self, idx) -> None:
         self.status[idx] = EXITED
@@ -626,6 +677,8 @@ class Wave:
 
     def _guarded(self, pc: int, inst):
         body = handler(self, pc, inst)              # machine/handlers: the dispatch table
+        if self.san is not None:
+            body = self.san.wrap(pc, inst, body)    # synccheck, tcgen05.ld register uses
         pred = inst.predicate
         if pred is None:
             return body
@@ -669,6 +722,8 @@ class Wave:
             uk, n = np.unique(keys, return_counts=True)
             live = (self.status.reshape(self.n_ctas, self.P) != EXITED).sum(1)
             if (n >= live[uk // 64]).all():
+                if self.san is not None:
+                    self.san.bar_all(idx)
                 return
         # the threads of each (CTA, barrier) key in thread order: one stable sort, then slices
         order = np.argsort(keys, kind="stable")
@@ -687,6 +742,8 @@ class Wave:
                                             f"thread counts {b['expected']} and {int(cnt[0])}")
                 b["expected"] = int(cnt[0])
             b["arrived"] += sel.size
+            if self.san is not None:
+                self.san.bar_arrive(key, sel, wait)
             if wait:
                 self.status[sel] = BLOCKED
                 self.wait_kind[sel] = WAIT_BAR
@@ -699,6 +756,8 @@ class Wave:
         if b is None or b["arrived"] == 0:
             return
         if b["arrived"] >= self._bar_expected(key, b):
+            if self.san is not None:
+                self.san.bar_complete(key, b["waiters"])
             for sel in b["waiters"]:
                 live = sel[self.status[sel] == BLOCKED]
                 self.status[live] = RUN
@@ -723,11 +782,16 @@ class Launch:
                  progress: bool = False, max_resident_ctas: int | None = None,
                  gmem: GlobalMemory | None = None, module_globals: dict | None = None,
                  const_image: bytes | None = None, param_image: bytes | None = None,
-                 nonportable_cluster: bool = False):
+                 nonportable_cluster: bool = False, sanitize: str = "default", trace=None,
+                 trace_ctas=(0, 1), schedule=None):
         """`gmem`, `module_globals`, `const_image` and `param_image` are the CUDA driver model's
         (ptxsim.cuda): its device memory, the addresses of the module's .global variables (which
         live there across launches), the current bytes of its .const bank, and the parameter
-        bytes the host packed (cuLaunchKernel), used instead of packing `args`."""
+        bytes the host packed (cuLaunchKernel), used instead of packing `args`. `sanitize`,
+        `trace`, `trace_ctas`, `schedule`: the sanitizer (machine/sanitizer, docs/sanitizer.md):
+        its findings land in self.findings."""
+        self.sanitizer = _sanitizer.make(sanitize, trace, trace_ctas)
+        self.schedule_rng = _schedule(schedule)
         module = ptx if isinstance(ptx, Module) else _parsed(ptx)
         self.module = module
         self.program = Program.build(module, kernel)
@@ -837,7 +901,13 @@ class Launch:
                 if bar:
                     wave.on_progress = lambda f, steps, d=done, n=ctas.size: bar[1](
                         d + f * n, steps)
-                wave.run()
+                try:
+                    wave.run()
+                except PtxsimError as e:
+                    # what the sanitizer found before the error goes with it
+                    if self.sanitizer is not None and not hasattr(e, "findings"):
+                        e.findings = self.sanitizer.findings
+                    raise
                 done += ctas.size
                 if on_wave is not None:
                     on_wave(i, ctas.size)
@@ -848,7 +918,20 @@ class Launch:
                 gc.unfreeze()
             if bar:
                 bar[0].stop()
+        if self.sanitizer is not None:
+            self.sanitizer.finish()
         return self
+
+    @property
+    def findings(self) -> "_sanitizer.Findings":
+        """What the sanitizer found (empty with sanitize="none")."""
+        return self.sanitizer.findings if self.sanitizer is not None else _sanitizer.Findings()
+
+    @property
+    def trace(self) -> dict | None:
+        """The Chrome-trace / Perfetto document of a traced launch."""
+        t = self.sanitizer.tracer if self.sanitizer is not None else None
+        return t.document() if t is not None else None
 
     def try_cancel(self):
         """clusterlaunchcontrol.try_cancel: cancel the next cluster that has not started (in launch
@@ -969,14 +1052,49 @@ def _progress(total: int):
     return p, lambda n, steps: p.update(task, completed=n, steps=steps)
 
 
+def _schedule(spec):
+    """None (lowest pc first, the default) or the generator of --schedule random:SEED."""
+    if spec is None or spec == "default":
+        return None
+    if isinstance(spec, str) and spec.startswith("random:"):
+        try:
+            return np.random.default_rng(int(spec[7:]))
+        except ValueError:
+            pass
+    raise OperandError(f"schedule={spec!r}: expected 'default' or 'random:SEED' (an integer "
+                       "seed)")
+
+
+def _located(e: PtxsimError, inst) -> PtxsimError:
+    """An error raised while `inst` executes, with its PTX line and text in front of the message
+    (unless it already names them, or an inner instruction's did); the same exception object,
+    so its type and fields stay (Wave.where records the fields)."""
+    if isinstance(e, PtxValidationError) or getattr(e, "_located", False):
+        return e
+    e._located = True
+    line = inst.loc.line
+    msg = str(e)
+    if not msg.startswith(f"line {line}") and f"line {line}:" not in msg:
+        file = getattr(inst.loc, "file", None)
+        where = f"{file}:{line}" if file else f"line {line}"
+        e.args = (f"{where}: {inst}: {msg}",) + tuple(e.args[1:])
+    return e
+
+
 def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | None = None,
            dynamic_shared: int = 0, *, step_limit: int = 50_000_000, progress: bool = False,
-           max_resident_ctas: int | None = None) -> Launch:
+           max_resident_ctas: int | None = None, sanitize: str = "default", trace=None,
+           trace_ctas=(0, 1), schedule=None) -> Launch:
     """Run `kernel` of the PTX module `ptx` (text or parsed Module) over `grid` x `block`
     (x `cluster`) threads. `args` in the order of the kernel's parameters: numpy arrays / CPU
     torch tensors (global buffers, results land in them), Python / numpy scalars, `TensorMap`s
     for CUtensorMap parameters. `target`: the GPU it runs on (default: the module's .target,
-    else sm_100a). Returns the finished `Launch` (its `.steps`, `.gmem`)."""
+    else sm_100a). `sanitize`: "default", "full" or "none" (docs/sanitizer.md); `trace`: a path
+    for a Chrome-trace / Perfetto JSON timeline of the CTAs `trace_ctas`; `schedule`:
+    "random:SEED" runs warps and completes asynchronous operations in a seeded pseudo-random
+    order (a correct kernel computes the same bits). Returns the finished `Launch` (its
+    `.steps`, `.gmem`, `.findings`)."""
     return Launch(ptx, kernel, grid, block, cluster, args, target=target,
                   dynamic_shared=dynamic_shared, step_limit=step_limit, progress=progress,
-                  max_resident_ctas=max_resident_ctas).run()
+                  max_resident_ctas=max_resident_ctas, sanitize=sanitize, trace=trace,
+                  trace_ctas=trace_ctas, schedule=schedule).run()

@@ -591,6 +591,55 @@ def _make_chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
     return swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
 
 
+def tile_global_rows(tmap: TensorMap, coords, gmem: GlobalMemory):
+    """(sorted start addresses, byte lengths) of the in-bound global-memory runs a tile copy of
+    `tmap` at `coords` touches (one per box row): what the sanitizer marks while a tile store
+    is in flight."""
+    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
+    rows = valid.any(axis=1)
+    if not rows.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    first = valid[rows].argmax(axis=1)
+    count = valid[rows].sum(axis=1)
+    bases = np.array([b.base for b in gmem.buffers], np.int64)[buf[rows]]
+    starts = bases + off[rows] + inner_bytes[first]
+    lens = count * tmap.element_bytes
+    order = np.argsort(starts)
+    return starts[order], lens[order]
+
+
+def tiles_global_rows(tmap: TensorMap, coords):
+    """(copy index, start address, byte length) of the in-bound global-memory runs (one per box
+    row) of tile copies of `tmap` at `coords` (B, rank), as _box_gather walks them: what the
+    sanitizer marks while tile stores are in flight."""
+    coords = np.asarray(coords, np.int64).reshape(-1, tmap.rank)
+    e, n = tmap.element_bytes, tmap.box_elements
+    B = coords.shape[0]
+    inner = coords[:, :1] + np.arange(n[0], dtype=np.int64)
+    ok = (inner >= 0) & (inner < tmap.global_dim[0])                          # (B, n0)
+    first, count = ok.argmax(axis=1), ok.sum(axis=1)
+    if tmap.rank > 1:
+        outer = coords[:, 1:, None] + _outer_grid(tmap)[None]                 # (B, r-1, R)
+        dims = np.array(tmap.global_dim[1:], np.int64)[None, :, None]
+        row_ok = ((outer >= 0) & (outer < dims)).all(axis=1)                  # (B, R)
+        strides = np.array(tmap.global_strides, np.int64)[None, :, None]
+        row_addr = int(tmap.global_address) + (outer * strides).sum(axis=1)    # (B, R)
+    else:
+        row_ok = np.ones((B, 1), bool)
+        row_addr = np.full((B, 1), int(tmap.global_address), np.int64)
+    b, r = np.nonzero(row_ok & (count > 0)[:, None])
+    start = row_addr[b, r] + (coords[b, 0] + first[b]) * e
+    return b, start, count[b] * e
+
+
+def tile_smem_chunks(tmap: TensorMap, start: int) -> np.ndarray:
+    """The 16-byte shared-memory chunk numbers a tile copy of `tmap` at shared offset `start`
+    writes (load) or reads (store), flattened, read-only: what the sanitizer marks while the
+    copy is in flight."""
+    rows = math.prod(tmap.box_elements[1:]) if tmap.rank > 1 else 1
+    return _chunk_index(tmap, start, rows).reshape(-1)
+
+
 def _chunks(smem: np.ndarray) -> np.ndarray:
     return smem[: smem.size // 16 * 16].reshape(-1, 16)
 

@@ -48,6 +48,21 @@ NO_OPS = {"fence", "membar", "prefetch", "prefetchu", "nanosleep", "griddepcontr
 
 
 def _noop(wave, pc, inst):
+    san = wave.san
+    if san is None or not san.enabled:
+        return wave.advance
+    if inst.opcode == "fence.proxy" and inst.has(".async"):
+        def proxy_fence(idx):              # generic -> async proxy (sanitizer, 9.7.16.6.5)
+            san.proxy_fence(idx)
+            wave.advance(idx)
+        return proxy_fence
+    if inst.opcode == "tcgen05.fence":
+        before = inst.has("::before_thread_sync")
+
+        def tc_fence(idx):                 # tcgen05 thread-sync fences (sanitizer, full mode)
+            san.tc_fence(idx, before)
+            wave.advance(idx)
+        return tc_fence
     return wave.advance
 
 

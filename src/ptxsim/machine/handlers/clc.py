@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim.machine import poison
-from ptxsim.machine.handlers.common import shared_target
+from ptxsim.machine.handlers.common import byte_words, san_async, shared_target
 
 
 # ----------------------------------------------------------------------- clusterlaunchcontrol
@@ -52,6 +52,11 @@ def _clc_try_cancel(wave, inst):
 
         def signal():
             wave.mbar.complete_tx(sig_c, sig_o, 16)
+        san = wave.san
+        if san is not None and san.enabled:
+            perform, signal = san_async(san, inst, "clc", "bulk", idx[member], perform, signal,
+                                        wwords=byte_words(san, tgt, off[member], 16),
+                                        mbar=(sig_c, sig_o))
         wave.proxy.issue(int(idx[0]), "bulk", perform=perform, signal=signal, what=text,
                          threads=idx)
         wave.advance(idx)

@@ -113,3 +113,159 @@ def _generic_as_shared(wave, inst, a):
             "address (undefined in the PTX ISA); its low 32 bits are taken, as the hardware "
             "does (ThunderKittens' B200 kernels rely on it)"), stacklevel=2)
     return a - _SHARED_LO
+
+
+# ------------------------------------------------------------------------------- sanitizer
+def shared_part(wave, space: str, addr, idx):
+    """The accesses of threads `idx` at `addr` (of `space`) that land in shared memory:
+    (selector into idx, CTA index, byte offset), or None when none does (the addresses are
+    those the access itself resolved, so they are valid)."""
+    if space not in ("shared::cta", "shared::cluster", "generic"):
+        return None
+    addr = np.asarray(addr, np.uint64)
+    sel = None
+    cta = wave.cta_of[idx]
+    inw = (addr >= _SHARED_LO) & (addr < _SHARED_HI)
+    if space == "generic":
+        if not inw.any():
+            return None
+        if not inw.all():
+            sel = np.flatnonzero(inw)
+            addr, cta = addr[sel], cta[sel]
+        addr = wave.memory.cvta_from_generic("shared::cluster", addr)
+        space = "shared::cluster"
+    elif inw.any() and inw.all():                 # a generic address (_generic_as_shared)
+        addr = addr - _SHARED_LO
+    if space == "shared::cta":
+        c, off = wave.memory.shared.resolve_own(addr, cta)
+    else:
+        c, off = wave.memory.shared.resolve_cluster(addr, cta)
+    return sel, c, off
+
+
+def san_shared(wave, inst, space: str, addr, idx, nbytes: int, write: bool,
+               data=None) -> None:
+    """Report a generic ld / st of `nbytes` per thread to the sanitizer (its shared part;
+    `data`: the stored values, (n, ...) raw bits)."""
+    got = shared_part(wave, space, addr, idx)
+    if got is None:
+        return
+    sel, cta, off = got
+    if data is not None:
+        data = np.ascontiguousarray(data).view(np.uint8).reshape(idx.size, -1)
+        if sel is not None:
+            data = data[sel]
+    wave.san.shared_access(inst, idx if sel is None else idx[sel], cta, off, nbytes, write,
+                           data)
+
+
+def san_bulk(san, inst, t, src, dcta, dst_bytes, mcta, moff, perform, signal,
+             global_dst=None, src_chunks=None, global_rows=None):
+    """One bulk copy of thread `t` for the sanitizer (the TMA modes of handlers/tma_modes.py):
+    `src` (CTA, shared bytes) or `src_chunks` (CTA, 16-byte chunks) read, `dst_bytes` of CTA
+    `dcta` written (or global memory: `global_dst` (address, size), `global_rows` (addresses,
+    sizes)), completion through the mbarrier (mcta, moff) or the bulk async-group
+    (`san_async`). Returns the (perform, signal) to issue."""
+    sw = san.SW
+    reads = []
+    if src is not None:
+        reads.append(src[0] * sw + np.asarray(src[1], np.int64) // 4)
+    if src_chunks is not None:
+        reads.append((src_chunks[0] * sw + 4 * np.asarray(src_chunks[1], np.int64)[:, None]
+                      + np.arange(4)).reshape(-1))
+    rw = np.unique(np.concatenate(reads)) if reads else None
+    ww = np.unique(dcta * sw + np.asarray(dst_bytes, np.int64) // 4) if dcta is not None \
+        else None
+    gw = ([global_dst[0]], [global_dst[1]]) if global_dst is not None else global_rows
+    th = np.array([t], np.int64)
+    return san_async(san, inst, "bulk", "bulk", th, perform, signal,
+                     rwords=(np.zeros(rw.size, np.int64), rw) if rw is not None else None,
+                     wwords=(np.zeros(ww.size, np.int64), ww) if ww is not None else None,
+                     mbar=(np.array([mcta]), np.array([moff])) if signal is not None else None,
+                     gwrite=(np.zeros(len(gw[0]), np.int64), np.asarray(gw[0], np.int64),
+                             np.asarray(gw[1], np.int64)) if gw is not None else None)
+
+
+def byte_words(san, cta, start, size):
+    """(copy index, flat shared-memory word) of copies of `size[k]` bytes at byte offset
+    `start[k]` of CTA `cta[k]` (the sanitizer's word numbering)."""
+    cta, start = np.asarray(cta, np.int64), np.asarray(start, np.int64)
+    size = np.broadcast_to(np.asarray(size, np.int64), cta.shape)
+    total = int(size.sum())
+    member = np.repeat(np.arange(cta.size), size)
+    byte = np.arange(total) - np.repeat(np.cumsum(size) - size, size)
+    return member, cta[member] * san.SW + (start[member] + byte) // 4
+
+
+def chunk_words(san, chunks, per_cta: int):
+    """(copy index, flat word) of 16-byte chunk numbers (B, ...) of shared.data viewed as
+    (-1, 16) (per_cta chunks a CTA), one row of chunks per copy."""
+    chunks = np.asarray(chunks, np.int64).reshape(chunks.shape[0], -1)
+    w = ((chunks // per_cta) * san.SW + 4 * (chunks % per_cta))[:, :, None] + np.arange(4)
+    return np.repeat(np.arange(chunks.shape[0]), w[0].size), w.reshape(-1)
+
+
+def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwords=None,
+              wwords=None, mbar=None, gwrite=None, trace=None, family: str = "bulk"):
+    """The asynchronous copies of one queued operation (issued by `threads`, one per copy) for
+    the sanitizer: one record per issuing CTA, in array operations over the copies (a loop
+    over CTAs only). rwords / wwords: (copy index, flat shared-memory word) arrays it reads /
+    writes; mbar: (CTA, offset) arrays per copy whose complete-tx its completion is observed
+    through, or None (the issuing threads' async-groups of `family`); gwrite: (copy index, start,
+    length) arrays of global runs it writes; trace(copies) -> span arguments, or None.
+    Returns the (perform, signal) to issue."""
+    threads = np.asarray(threads, np.int64)
+    cta = san.wave.cta_of[threads]
+    order = np.argsort(cta, kind="stable")
+    cut = np.flatnonzero(np.r_[True, cta[order][1:] != cta[order][:-1]])
+    groups = np.split(order, cut[1:])                     # copies of each issuing CTA
+    grp = np.empty(threads.size, np.int64)
+    for g, sel in enumerate(groups):
+        grp[sel] = g
+    recs = []
+    for sel in groups:
+        rec = san.new_rec(kind, inst, int(threads[sel[0]]), unit)
+        if trace is not None:
+            rec.trace_args = trace(sel)
+        recs.append(rec)
+
+    def words_of(pairs):
+        """Each record's words, sorted and distinct: one sort of all (record, word) pairs."""
+        if pairs is None:
+            return None
+        g, w = grp[np.asarray(pairs[0], np.int64)], np.asarray(pairs[1], np.int64)
+        key = g * nw + w
+        if key.size > 1 and not (key[1:] > key[:-1]).all():      # else sorted, distinct
+            key = np.sort(key)                    # (np.unique hashes: slower here)
+            key = key[np.r_[True, key[1:] != key[:-1]]]
+            g, w = key // nw, key % nw
+        b = np.searchsorted(g, np.arange(len(recs) + 1)).tolist()
+        return [w[b[k]:b[k + 1]] for k in range(len(recs))]
+    nw = np.int64(san.sw.size)
+    rw, ww = words_of(rwords), words_of(wwords)
+    if rw is not None:
+        san.async_words_multi(recs, inst, rw, write=False)
+    if ww is not None:
+        san.async_words_multi(recs, inst, ww, write=True)
+    if gwrite is not None:
+        g = grp[gwrite[0]]
+        for k, rec in enumerate(recs):
+            san.global_async_write(rec, gwrite[1][g == k], gwrite[2][g == k])
+    perform = san.wrap_all([(rec, None) for rec in recs], perform,
+                           (lambda: san.async_words_done(np.concatenate(ww))) if ww is not None
+                           else None)
+    if mbar is None:
+        for rec, sel in zip(recs, groups):
+            san.group_add(rec, threads[sel], family)
+        return perform, signal
+    mc, mo = np.asarray(mbar[0], np.int64), np.asarray(mbar[1], np.int64)
+    pairs = [sorted(set(zip(mc[sel].tolist(), mo[sel].tolist()))) for sel in groups]
+    base = signal
+
+    def sig():
+        for rec, ps in zip(recs, pairs):
+            for c, o in ps:
+                san.mb_signal(rec, c, o)
+        base()
+        san.mb_sync(mc, mo)
+    return perform, sig

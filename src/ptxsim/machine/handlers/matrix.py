@@ -9,7 +9,7 @@ import numpy as np
 from ptxsim.errors import UndefinedBehavior
 from ptxsim.isa import matrix as mx
 from ptxsim.machine.grid import WARP_SIZE
-from ptxsim.machine.handlers.common import space_of, warps_of
+from ptxsim.machine.handlers.common import san_shared, space_of, warps_of
 
 
 def _whole_warps(inst, idx):
@@ -45,6 +45,8 @@ def _ldmatrix(wave, inst):
         W, full = _whole_warps(inst, idx)
         ea, th = _element_addresses(wave, form, a, full, W)
         raw = wave.memory.load_bytes(space, ea.reshape(-1), 2, thread=th.reshape(-1))
+        if wave.san is not None and wave.san.enabled:
+            san_shared(wave, inst, space, ea.reshape(-1), th.reshape(-1), 2, False)
         v = raw.view("<u2").reshape(ea.shape)
         val = mx.pack_halves(v[..., 0], v[..., 1])          # (num, W, 32)
         for i, e in enumerate(dst.elements):
@@ -67,5 +69,7 @@ def _stmatrix(wave, inst):
         halves = np.stack([vals & 0xFFFF, vals >> 16], axis=-1).astype(np.uint16)
         wave.memory.store(space, ea.reshape(-1), halves.reshape(-1, 1), 2,
                           thread=th.reshape(-1))
+        if wave.san is not None and wave.san.enabled:
+            san_shared(wave, inst, space, ea.reshape(-1), th.reshape(-1), 2, True)
         wave.advance(idx)
     return run

@@ -10,8 +10,9 @@ import numpy as np
 from ptxsim.errors import MbarrierError, MisalignedAddress, OperandError, UnsupportedFeature
 from ptxsim.isa import base as isa_base
 from ptxsim.machine import poison
-from ptxsim.machine.handlers.common import (UINT, callparam, elements_of, shared_target, space_of,
-                                            type_of, vec_of)
+from ptxsim.machine.handlers.common import (UINT, callparam, elements_of, san_shared,
+                                            shared_part, shared_target, space_of, type_of,
+                                            vec_of)
 from ptxsim.machine.memory import WINDOW_SIZE, WINDOWS
 from ptxsim.machine.program import TYPE_BYTES, reg_dtype
 from ptxsim.ptx.instruction import Register
@@ -57,6 +58,35 @@ def _check_mbarrier_bytes(wave, inst, space: str, addr, idx, nbytes: int) -> Non
         raise MbarrierError(f"line {inst.loc.line}: {inst}: {e.why}", e.address, e.cta) from None
 
 
+# memory-model strength (9.7.9.8): .relaxed / .acquire / .release / .volatile accesses are
+# morally strong: the sanitizer treats them as synchronisation, not as data to race-check
+_STRONG = (".relaxed", ".acquire", ".release", ".volatile", ".acq_rel")
+
+
+def _san(wave):
+    """The wave's sanitizer when its checks are on, else None (decided when a handler is
+    built)."""
+    s = wave.san
+    return s if s is not None and s.enabled else None
+
+
+def _san_strong(san, wave, inst, space, addr, idx, nbytes, acquire, release):
+    """A morally strong ld / st / atom: release / acquire on its words (sanitizer)."""
+    got = shared_part(wave, space, addr, idx)
+    if got is not None:
+        sel, cta, off = got
+        san.atomic_sync("s", np.asarray(cta, np.int64) * san.SW + (np.asarray(off) >> 2),
+                        idx if sel is None else idx[sel], acquire, release)
+        if sel is None:
+            return
+        rest = np.ones(idx.size, bool)
+        rest[sel] = False
+        addr, idx = np.asarray(addr)[rest], idx[rest]
+    if space in ("global", "generic") and idx.size:
+        san.atomic_sync("g", (np.asarray(addr, np.uint64) >> np.uint64(2)).astype(np.int64),
+                        idx, acquire, release)
+
+
 def _ld(wave, inst):
     t = type_of(inst)
     size = TYPE_BYTES[t]
@@ -66,11 +96,15 @@ def _ld(wave, inst):
     elems = elements_of(dst)
     signed = t.startswith(".s")
     mem = wave.memory
+    san = _san(wave)
+    strong = any(inst.has(q) for q in _STRONG)
     if size == 16:
         def ld128(idx):                                   # .b128 registers: (N, 2) uint64
             addr = wave.addr(a, idx)
             vals = mem.load(space, addr, 16, vec=vec, thread=idx)
             _check_mbarrier_bytes(wave, inst, space, addr, idx, 16 * vec)
+            if san is not None:
+                san_shared(wave, inst, space, addr, idx, 16 * vec, False)
             for k, e in enumerate(elems):
                 wave.write(e, idx, vals[:, k, :])
             wave.advance(idx)
@@ -93,6 +127,16 @@ def _ld(wave, inst):
             if vals is None:
                 vals = mem.load(space, addr, size, vec=vec, thread=idx)
             _check_mbarrier_bytes(wave, inst, space, addr, idx, size * vec)
+            if san is not None:
+                if strong:
+                    _san_strong(san, wave, inst, space, addr, idx, size * vec, True, False)
+                else:
+                    san_shared(wave, inst, space, addr, idx, size * vec, False)
+                if space in ("global", "generic"):
+                    if san.gasync:
+                        san.global_access(inst, idx, addr, size * vec, False)
+                    if san.full and not strong:
+                        _san_global(san, wave, space, inst, idx, addr, size * vec, False)
         for k, put in enumerate(puts):
             if put is not None:
                 put(idx, vals[:, k])
@@ -132,14 +176,24 @@ def _st(wave, inst):
     elems = elements_of(src)
     mem = wave.memory
     ftype = t if t in (".f32", ".f64", ".f16", ".bf16") else None
+    san = _san(wave)
+    strong = any(inst.has(q) for q in _STRONG)
     if size == 16:
         def st128(idx):
             vals = np.stack([wave.reg(e.name)[idx] for e in elems], 1)    # (n, vec, 2)
             addr = wave.addr(a, idx)
             mem.store(space, addr, vals, 16, vec=vec, thread=idx)
             _check_mbarrier_bytes(wave, inst, space, addr, idx, 16 * vec)
+            if san is not None:
+                if mbar is not None:
+                    _san_st_async(san, wave, inst, space, addr, mbar, idx, 16 * vec)
+                else:
+                    san_shared(wave, inst, space, addr, idx, 16 * vec, True)
             if mbar is not None:                 # st.async .b128 (PTX ISA 9.2)
                 _async_complete_tx(wave, inst, mbar, idx, 16 * vec)
+                if san is not None:
+                    cta, off = shared_target(wave, inst, mbar, idx, "shared::cluster")
+                    san.mb_sync(cta, off)
             wave.advance(idx)
         return st128
 
@@ -166,8 +220,23 @@ def _st(wave, inst):
         if not (direct and mem.store_direct(space, addr, vals, size, vec, idx)):
             mem.store(space, addr, vals, size, vec=vec, thread=idx)
         _check_mbarrier_bytes(wave, inst, space, addr, idx, size * vec)
+        if san is not None:
+            if mbar is not None:                # st.async: a write completed through mbar
+                _san_st_async(san, wave, inst, space, addr, mbar, idx, size * vec)
+            elif strong:
+                _san_strong(san, wave, inst, space, addr, idx, size * vec, False, True)
+            else:
+                san_shared(wave, inst, space, addr, idx, size * vec, True, vals)
+            if space in ("global", "generic"):
+                if san.gasync:
+                    san.global_access(inst, idx, addr, size * vec, True)
+                if san.full and not strong and mbar is None:
+                    _san_global(san, wave, space, inst, idx, addr, size * vec, True, vals)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size * vec)
+            if san is not None:
+                cta, off = shared_target(wave, inst, mbar, idx, "shared::cluster")
+                san.mb_sync(cta, off)
         wave.advance(idx)
     return run
 
@@ -237,16 +306,33 @@ def _atom(wave, inst):
             wave.advance(idx)
         return run_vec
 
+    san = _san(wave)
+
     def run(idx):
         addr = wave.addr(a, idx)
         vals = [wave.read(s, idx, 8 * size) for s in srcs]
         old = mem.atomic(space, addr, size, fn, vals, thread=idx)
+        if san is not None:
+            _san_atomic(san, wave, inst, space, addr, idx, size)
         if dst is not None:
             wave.write(dst, idx, old)
         if mbar is not None:
             _async_complete_tx(wave, inst, mbar, idx, size)
+            if san is not None:
+                cta, off = shared_target(wave, inst, mbar, idx, "shared::cluster")
+                san.mb_sync(cta, off)
         wave.advance(idx)
     return run
+
+
+def _san_atomic(san, wave, inst, space, addr, idx, size) -> None:
+    """atom / red for the sanitizer: a read-modify-write of initialised memory that orders
+    like a release + acquire on its word (lock words, flags), and no race record."""
+    got = shared_part(wave, space, addr, idx)
+    if got is not None:
+        sel, cta, off = got
+        san.shared_atomic(inst, idx if sel is None else idx[sel], cta, off, size)
+    _san_strong(san, wave, inst, space, addr, idx, size, True, True)
 
 
 def _atom128(wave, inst, opname, space, dst, a, srcs):
@@ -279,6 +365,38 @@ def _atom128(wave, inst, opname, space, dst, a, srcs):
         wave.write(dst, idx, old)
         wave.advance(idx)
     return run
+
+
+def _san_global(san, wave, space, inst, idx, addr, nbytes, write, data=None) -> None:
+    """The global part of a generic access for the sanitizer's full-mode race check."""
+    a = np.asarray(addr, np.uint64)
+    if data is not None:
+        data = np.ascontiguousarray(data).view(np.uint8).reshape(idx.size, -1)
+    if space == "generic":
+        sel = wave.memory.classify(a) == "global"
+        if not sel.any():
+            return
+        if not sel.all():
+            a, idx = a[sel], idx[sel]
+            data = data[sel] if data is not None else None
+    san.global_race(inst, idx, a, nbytes, write, data)
+
+
+def _san_st_async(san, wave, inst, space, addr, mbar, idx, nbytes) -> None:
+    """st.async / red.async for the sanitizer: a remote write whose completion the reader
+    learns through the mbarrier's complete-tx (one operation per instruction)."""
+    got = shared_part(wave, space, addr, idx)
+    if got is None:
+        return
+    sel, cta, off = got
+    mcta, moff = shared_target(wave, inst, mbar, idx, "shared::cluster")
+    rec = san.new_rec("st.async", inst, int(idx[0]), "bulk")
+    flat = np.asarray(cta, np.int64) * san.SW * 4 + np.asarray(off, np.int64)
+    san.async_smem_flat(rec, inst, flat, nbytes, write=True)
+    san.async_smem_flat_done(flat, nbytes)
+    san.rec_done(rec)
+    for c, o in set(zip(np.atleast_1d(mcta).tolist(), np.atleast_1d(moff).tolist())):
+        san.mb_signal(rec, c, o)
 
 
 def _async_complete_tx(wave, inst, mbar, idx, nbytes: int) -> None:

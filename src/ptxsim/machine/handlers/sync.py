@@ -9,6 +9,7 @@ import numpy as np
 
 from ptxsim.errors import OperandError, UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine.handlers.common import shared_target, type_of
+from ptxsim.machine.mbarrier import decode as mbar_decode
 from ptxsim.machine.mbarrier import pending_count
 from ptxsim.machine.watchdog import BLOCKED, EXITED, NO_WAIT, RUN, WAIT_CLUSTER
 from ptxsim.ptx.instruction import Address
@@ -96,16 +97,25 @@ def _cluster_bar(wave, inst):
     wait of a thread returns once k phases completed."""
     is_wait = inst.has(".wait")
     cs = wave.launch.geometry.cluster_size
+    san = wave.san
+    release = not inst.has(".relaxed")
 
     def run(idx):
         wave.advance(idx)
         if not is_wait:
+            if san is not None:
+                for c in np.unique(wave.cta_of[idx] // cs).tolist():
+                    san.cluster_arrive(idx[wave.cta_of[idx] // cs == c], c, release)
             wave.cl_arrive[idx] += 1
             cluster_update(wave, np.unique(wave.cta_of[idx] // cs))
             return
         wave.cl_wait[idx] += 1
         c = wave.cta_of[idx] // cs
         blocked = wave.cl_wait[idx] > wave.cl_done[c]
+        if san is not None and (~blocked).any():
+            for cc in np.unique(c[~blocked]).tolist():
+                m = ~blocked & (c == cc)
+                san.cluster_acquire(idx[m], cc, wave.cl_wait[idx[m]])
         sel = idx[blocked]
         wave.status[sel] = BLOCKED
         wave.wait_kind[sel] = WAIT_CLUSTER
@@ -122,9 +132,15 @@ def cluster_update(wave, clusters) -> None:
         live = st != EXITED
         if not live.any():
             continue
+        old = int(wave.cl_done[c])
         wave.cl_done[c] = max(wave.cl_done[c], int(wave.cl_arrive[lo:hi][live].min()))
         waiting = np.flatnonzero((st == BLOCKED) & (wave.cl_wait[lo:hi] <= wave.cl_done[c])) + lo
         waiting = waiting[wave.wait_kind[waiting] == WAIT_CLUSTER]
+        if wave.san is not None:
+            for k in range(old + 1, int(wave.cl_done[c]) + 1):
+                wave.san.cluster_phase_done(c, k)
+            if waiting.size:
+                wave.san.cluster_acquire(waiting, c, wave.cl_wait[waiting])
         wave.wait_kind[waiting] = NO_WAIT
         wave.status[waiting] = RUN
 
@@ -138,11 +154,15 @@ def _mbarrier(wave, inst):
     op = inst.opcode
     ops = inst.operands
     mb = wave.mbar
+    san = wave.san
+    relaxed = inst.has(".relaxed")
     if op == "mbarrier.init":
         def init(idx):
             cta, off = shared_target(wave, inst, ops[0], idx)
             mb.init(cta, off, wave.read(ops[1], idx, 32).astype(np.int64))
             wave.mbar_live = True          # plain ld / st now check its bytes (memory.py)
+            if san is not None:
+                san.mb_init(cta, off)
             wave.advance(idx)
         return init
     if op == "mbarrier.inval":
@@ -171,7 +191,11 @@ def _mbarrier(wave, inst):
                     count = wave.read(rest[1], idx, 32).astype(np.int64)
             elif rest:
                 count = wave.read(rest[0], idx, 32).astype(np.int64)
+            if san is not None:
+                san.mb_arrive(cta, off, idx, release=not relaxed, count=count, inst=inst)
             tok = mb.arrive(cta, off, count, expect_tx=tx, drop=drop, no_complete=nocomp)
+            if san is not None:
+                san.mb_sync(cta, off)
             if dst is not None:
                 wave.write(dst, idx, tok)
             wave.advance(idx)
@@ -180,7 +204,11 @@ def _mbarrier(wave, inst):
         def tx(idx):
             cta, off = shared_target(wave, inst, ops[0], idx)
             n = wave.read(ops[1], idx, 32).astype(np.int64)
+            if san is not None and op == "mbarrier.complete_tx":
+                san.mb_arrive(cta, off, idx, release=not relaxed)
             (mb.expect_tx if op == "mbarrier.expect_tx" else mb.complete_tx)(cta, off, n)
+            if san is not None:
+                san.mb_sync(cta, off)
             wave.advance(idx)
         return tx
     if op in ("mbarrier.test_wait", "mbarrier.try_wait"):
@@ -195,12 +223,32 @@ def _mbarrier(wave, inst):
                 ok = mb.test_wait(cta, off, v.astype(np.uint64))
             done = idx[ok]
             if done.size:
+                if san is not None:
+                    par = v[ok].astype(np.int64) if parity else \
+                        mbar_decode(v[ok].astype(np.uint64))[0]
+                    san.mb_acquire(inst, cta[ok], off[ok], par, done)
                 wave.write(ops[0], done, np.ones(done.size, bool))
                 wave.advance(done)
             if (~ok).any():
                 # suspend until the phase completes (a try_wait whose time limit never
                 # expires; test_wait spins are folded into the same wait)
                 nd = ~ok
+                if san is not None:
+                    # the sanitizer's adversarial schedule: a thread's first test of an
+                    # incomplete phase returns false at once (the time limit expired), so a
+                    # "peek" (a try_wait whose result skips the real wait) cannot hide a
+                    # missing wait; a second test of the same phase waits as above
+                    first = san.wait_first_fail(idx[nd], cta[nd], off[nd],
+                                                v[nd].astype(np.int64), parity)
+                    if first.any():
+                        f = idx[nd][first]
+                        wave.write(ops[0], f, np.zeros(f.size, bool))
+                        wave.advance(f)
+                        keep = np.flatnonzero(nd)[~first]
+                        nd = np.zeros(idx.size, bool)
+                        nd[keep] = True
+                        if not nd.any():
+                            return
                 wave.block_on_mbarrier(idx[nd], cta[nd], off[nd], v[nd].astype(np.int64),
                                        v[nd].astype(np.uint64), parity)
         return wait

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import TmemAllocBlocked, TmemLeakError, UndefinedBehavior
+from ptxsim.errors import (PtxsimError, TmemAllocBlocked, TmemLeakError,
+                           UndefinedBehavior)
 from ptxsim.isa import tmem, tmem_cp, tmem_ldst
 from ptxsim.isa.cta import CtaPairState, CtaState
 from ptxsim.isa.legality import check_notes
-from ptxsim.isa.tcgen05_mma import (execute_parsed, execute_parsed_batch, parse_operands,
-                                    tcgen05_mma_ctas)
-from ptxsim.isa.tmem import N_COLUMNS, N_LANES, TensorMemory, write_address
+from ptxsim.isa.tcgen05_mma import (execute_parsed, execute_parsed_batch, mma_footprint,
+                                    parse_operands, tcgen05_mma_ctas)
+from ptxsim.isa.tmem import (N_COLUMNS, N_LANES, TensorMemory, split_address,
+                             write_address)
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.handlers.common import cta_group_of, shared_target, warps_of
 from ptxsim.machine.watchdog import BLOCKED, NO_WAIT, RUN, WAIT_PEER
@@ -72,6 +74,20 @@ def pair_state(wave, cta: int):
     return st
 
 
+def _san(wave):
+    """The wave's sanitizer when its checks are on, else None."""
+    s = wave.san
+    return s if s is not None and s.enabled else None
+
+
+def _pair_ctas(wave, cta: int, cg: int) -> list[int]:
+    """The CTAs (wave positions) a .cta_group::cg instruction of CTA `cta` acts on."""
+    if cg == 1:
+        return [cta]
+    even = cta - (cta % wave.launch.geometry.cluster_size) % 2
+    return [even, even + 1]
+
+
 def _alloc(wave, inst):
     """tcgen05.alloc / dealloc / relinquish_alloc_permit, once per executing warp. An alloc that
     finds no free columns blocks (9.7.16.7.1: "the instruction blocks until ... available"): its
@@ -89,6 +105,7 @@ def _alloc(wave, inst):
     cg = cta_group_of(inst)
     ops = inst.operands
     where = f"line {inst.loc.line}: {inst}"
+    san = _san(wave)
 
     def run(idx):
         warps, first = warps_of(idx)
@@ -111,7 +128,11 @@ def _alloc(wave, inst):
                 try:
                     if op == "tcgen05.alloc":
                         tm.alloc(n, smem=wave.memory.shared.cta_view(cta), dst=arg)
+                        if san is not None:    # the address written to shared memory
+                            san.sync_write_shared(inst, t, cta, arg, 4)
                     else:
+                        if san is not None:
+                            san.tmem_dealloc(inst, t, cta, arg & 0xFFFF, n)
                         tm.dealloc(arg, n)
                         wave.tmem_frees += 1
                 except TmemAllocBlocked:
@@ -142,7 +163,13 @@ def _alloc(wave, inst):
                     taddr = pair.alloc(n)
                     write_address(wave.memory.shared.cta_view(cta), arg, taddr)
                     write_address(wave.memory.shared.cta_view(pcta), parg, taddr)
+                    if san is not None:    # each CTA's warp writes the address into its CTA
+                        san.sync_write_shared(inst, t, cta, arg, 4)
+                        san.sync_write_shared(inst, pw * WARP_SIZE, pcta, parg, 4)
                 else:
+                    if san is not None:
+                        san.tmem_dealloc(inst, t, cta, arg & 0xFFFF, n)
+                        san.tmem_dealloc(inst, pw * WARP_SIZE, pcta, parg & 0xFFFF, n)
                     pair.dealloc(arg, n)
                     wave.tmem_frees += 1
             except TmemAllocBlocked:
@@ -219,6 +246,11 @@ def _ldst(wave, inst):
         regs_op = ops[-1]
     names = list(regs_op.elements) if isinstance(regs_op, Vector) else [regs_op]
     where = f"line {inst.loc.line}: "
+    san = _san(wave)
+    if san is not None:
+        fmap = tmem_ldst.fragment_map(shape, num, pack)
+        dest_regs = [e.name for e in names if isinstance(e, Register)] + \
+            ([redval.name] if red and isinstance(redval, Register) else [])
 
     def run(idx):
         warps, first = warps_of(idx)
@@ -235,6 +267,20 @@ def _ldst(wave, inst):
         if not is_ld:
             all_vals = np.stack([wave.read(e, all_t, 32).astype(np.uint32) for e in names], 1)
         split = int(rest[0].value) if rest else None
+        if san is not None:               # each warp's access, before it runs (one step)
+            for cta, ws, firsts, _ in groups:
+                tm = cta_state(wave, cta).tmem
+                try:
+                    lanes, cols = tmem_ldst.resolve(
+                        tm.cells, fmap, wave.addr(addr_op, firsts).astype(np.int64),
+                        ws - cta * wave.wpc, split, "tcgen05." + ("ld" if is_ld else "st"))
+                except PtxsimError:
+                    break                 # the access itself reports it
+                for k, t in enumerate(firsts.tolist()):
+                    rec = san.new_rec("ld" if is_ld else "st", inst, t, "ldst")
+                    san.tmem_access(rec, inst, cta, lanes[k], cols[k], read=is_ld,
+                                    write=not is_ld)
+                    san.tc_ldst(rec, dest_regs if is_ld else None)
         if not red and len(groups) > 1:
             # every CTA's warps in one gather / scatter of the wave's Tensor Memory; the
             # per-CTA path below when a check needs it (it raises, naming the cell)
@@ -280,6 +326,20 @@ def _ldst(wave, inst):
                 wave.write(redval, all_t, np.concatenate(red_outs))
             for k, e in enumerate(names):
                 wave.write(e, all_t, r[:, k])
+        wave.advance(idx)
+    return run
+
+
+def _wait(wave, inst):
+    """tcgen05.wait::ld / ::st: ptxsim performs tcgen05.ld / st at issue, so the wait has no
+    effect on the bits; the sanitizer learns that the warp's prior loads / stores completed."""
+    san = _san(wave)
+    if san is None:
+        return wave.advance
+    kind = "ld" if inst.has("::ld") else "st"
+
+    def run(idx):
+        san.tc_wait(idx, kind)
         wave.advance(idx)
     return run
 
@@ -361,6 +421,8 @@ def _mma(wave, inst):
                 target, ptx):
             finish()
 
+    san = _san(wave)
+
     def run(idx):
         cols = _columns(wave, inst, idx)
         ctas = wave.cta_of[idx]
@@ -369,10 +431,66 @@ def _mma(wave, inst):
         def perform():
             for sel in _rounds(keys):
                 perform_round(ctas, cols, sel)
+        if san is not None:
+            perform = _san_mma(san, wave, inst, idx, ctas, cols, cg, target, ptx, perform)
         wave.proxy.issue(int(idx[0]), "mma", perform=perform, cta_group=cg, what=text,
                          threads=idx)
         wave.advance(idx)
     return run
+
+
+def _san_mma(san, wave, inst, idx, ctas, cols, cg, target, ptx, perform):
+    """The sanitizer's view of the tcgen05.mma of threads idx (one queued operation): per
+    issuing thread a record of its Tensor Memory cells and shared-memory operand bytes, checked
+    and marked as in flight until the operation completes (`mma_batch`). Returns the perform
+    that also completes them."""
+    items, recs = [], []
+    for k, (t, cta) in enumerate(zip(idx.tolist(), ctas.tolist())):
+        vals = {name: int(col[k]) for name, col in cols.items()}
+        rec = san.new_rec("mma", inst, t, "mma")
+        recs.append(rec)
+        key = (id(inst), tuple(vals.values()))
+        fp = san.fp_cache.get(key)
+        if fp is None:
+            try:
+                fp = mma_footprint(inst, vals.__getitem__, target, ptx, wave.memory.shared.size)
+            except PtxsimError:
+                fp = False                 # the execution reports the bad operand
+            if len(san.fp_cache) > 4096:
+                san.fp_cache.clear()
+            san.fp_cache[key] = fp
+        if fp:
+            items.append((rec, _pair_ctas(wave, cta, cg), fp))
+        else:
+            san.tc_issue(rec)
+    if items:
+        san.mma_batch(inst, items)
+    return san.wrap_all([(rec, None) for rec in recs], perform)
+
+
+def _san_cp(san, wave, inst, issued, cg, shape, mcast, perform):
+    """tcgen05.cp of the threads of one step for the sanitizer: one record per distinct copy
+    (CTA, taddr, s-desc; the same copy issued by several threads of a CTA is one, as it runs),
+    which writes its Tensor Memory cells and reads its shared-memory bytes until the operation
+    completes, tracked by the commits of every thread that issued it."""
+    idx, ctas, taddr, desc = (np.asarray(x) for x in issued)
+    key = np.stack([ctas.astype(np.uint64), taddr.astype(np.uint64), desc.astype(np.uint64)])
+    _, first, inv = np.unique(key, axis=1, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    recs = []
+    for g, k in enumerate(first.tolist()):
+        rec = san.new_rec("cp", inst, int(idx[k]), "cp")
+        try:
+            (L, C), src_bytes = tmem_cp.cp_footprint(int(taddr[k]), int(desc[k]), shape, mcast)
+        except PtxsimError:
+            src_bytes = None
+        if src_bytes is not None:
+            for c in _pair_ctas(wave, int(ctas[k]), cg):
+                san.tmem_access(rec, inst, c, L, C, read=False, write=True)
+                san.async_smem(rec, inst, c, src_bytes, write=False)
+        san.tc_issue(rec, idx[inv == g])
+        recs.append(rec)
+    return san.wrap_all([(rec, None) for rec in recs], perform)
 
 
 def _commit(wave, inst):
@@ -386,6 +504,7 @@ def _commit(wave, inst):
     ops = inst.operands
     cs = wave.launch.geometry.cluster_size
     text = f"line {inst.loc.line}: {inst}"
+    san = _san(wave)
 
     def run(idx):
         ctas, offs = shared_target(wave, inst, ops[0], idx)
@@ -397,9 +516,11 @@ def _commit(wave, inst):
             t_of, r_of = np.nonzero(hit)                               # thread order, rank order
             ctas = ctas[t_of] - ctas[t_of] % cs + r_of
             offs = offs[t_of]
-        wave.proxy.commit(int(idx[0]), cg, signal=lambda c=ctas, o=offs:
-                          wave.mbar.arrive(c, o, 1) if c.size else None, what=text,
-                          threads=idx)
+        signal = (lambda c=ctas, o=offs: wave.mbar.arrive(c, o, 1) if c.size else None)
+        if san is not None:
+            of = t_of if mc else np.arange(idx.size)
+            signal = _san_commit(san, inst, idx, of, ctas, offs, signal)
+        wave.proxy.commit(int(idx[0]), cg, signal=signal, what=text, threads=idx)
         wave.advance(idx)
     return run
 
@@ -408,6 +529,32 @@ def _taddr(cols, op) -> np.ndarray:
     """A [taddr] operand's value per issuing thread (int64)."""
     base = cols[op.base].astype(np.int64) if op.base else 0
     return (base + int(op.offset)) & 0xFFFFFFFF
+
+
+def _san_commit(san, inst, idx, of, ctas, offs, signal):
+    """tcgen05.commit of threads idx for the sanitizer, one record per CTA: the arrive of each
+    thread (on the mbarriers (ctas[j], offs[j]) with of[j] its position in idx) carries its
+    warp's clock and the operations it tracks to the mbarriers' phases."""
+    cta_t = san.wave.cta_of[idx]
+    rec_of = np.empty(idx.size, np.int64)
+    recs = []
+    for c in np.unique(cta_t).tolist():
+        sel = np.flatnonzero(cta_t == c)
+        rec = san.new_rec("commit", inst, int(idx[sel[0]]), None)
+        san.tc_commit(rec, idx[sel])
+        rec_of[sel] = len(recs)
+        recs.append(rec)
+    targets = sorted(set(zip(rec_of[np.asarray(of, np.int64)].tolist(),
+                             np.asarray(ctas).tolist(), np.asarray(offs).tolist())))
+
+    def run():
+        for r, c, o in targets:
+            san.mb_signal(recs[r], c, o, clock=recs[r].clock)
+        signal()
+        san.mb_sync(np.asarray(ctas), np.asarray(offs))
+        for rec in recs:
+            san.rec_done(rec)
+    return run
 
 
 def _cp(wave, inst):
@@ -422,6 +569,7 @@ def _cp(wave, inst):
     ops = inst.operands
     text = f"line {inst.loc.line}: {inst}"
     cs = wave.launch.geometry.cluster_size
+    san = _san(wave)
 
     def run(idx):
         cols = _columns(wave, inst, idx)
@@ -432,6 +580,7 @@ def _cp(wave, inst):
         keys = ctas - (ctas % cs) % 2 if cg == 2 else ctas
         # the same copy issued again by another thread of the CTA (pair): once, in issue order
         # of its last issue
+        issued = (idx, ctas, taddr, desc)                # for the sanitizer, as issued
         rec = np.stack([keys.astype(np.uint64), taddr.astype(np.uint64), desc])
         _, last = np.unique(rec[:, ::-1], axis=1, return_index=True)
         keep = np.sort(keys.size - 1 - last)
@@ -448,6 +597,8 @@ def _cp(wave, inst):
                     rows = [tmem_cp.cp_rows_from_smem(s, d, shape) for s in smems]
                     src = rows[0] if cg == 1 else np.stack(rows)
                     tmem_cp.tcgen05_cp(tmem, shape, a, src, mcast, fmt, cg)
+        if san is not None:
+            perform = _san_cp(san, wave, inst, issued, cg, shape, mcast, perform)
         wave.proxy.issue(int(idx[0]), "cp", perform=perform, cta_group=cg, what=text,
                          threads=idx)
         wave.advance(idx)
@@ -459,8 +610,8 @@ def _shift(wave, inst):
     cg = cta_group_of(inst)
     ops = inst.operands
     text = f"line {inst.loc.line}: {inst}"
-
     cs = wave.launch.geometry.cluster_size
+    san = _san(wave)
 
     def run(idx):
         cols = _columns(wave, inst, idx)
@@ -481,6 +632,22 @@ def _shift(wave, inst):
             for c, a, k in work:
                 tm = pair_state(wave, c).tmem_pair if cg == 2 else cta_state(wave, c).tmem
                 tmem_cp.tcgen05_shift_down(tm, a, cg, times=k)
+        if san is not None:                  # one record per distinct (CTA, block)
+            u, first_s, inv_s = np.unique(np.stack([ctas, taddr]), axis=1, return_index=True,
+                                          return_inverse=True)
+            inv_s = inv_s.reshape(-1)
+            recs = []
+            for g, k in enumerate(first_s.tolist()):
+                rec = san.new_rec("shift", inst, int(idx[k]), "cp")
+                lane0, col0 = split_address(int(taddr[k]))
+                L = np.arange(lane0, min(lane0 + tmem_cp.SHIFT_ROWS, 128))[:, None]
+                C = np.arange(col0, min(col0 + tmem_cp.SHIFT_COLUMNS, 512))[None, :]
+                L, C = np.broadcast_arrays(L, C)
+                for cc in _pair_ctas(wave, int(ctas[k]), cg):
+                    san.tmem_access(rec, inst, cc, L, C, read=True, write=True)
+                san.tc_issue(rec, idx[inv_s == g])
+                recs.append(rec)
+            perform = san.wrap_all([(rec, None) for rec in recs], perform)
         wave.proxy.issue(int(idx[0]), "shift", perform=perform, cta_group=cg, what=text,
                          threads=idx)
         wave.advance(idx)
@@ -499,7 +666,7 @@ BUILDERS = {
     "tcgen05.alloc": _with_notes(_alloc), "tcgen05.dealloc": _with_notes(_alloc),
     "tcgen05.relinquish_alloc_permit": _with_notes(_alloc),
     "tcgen05.ld": _with_notes(_ldst), "tcgen05.st": _with_notes(_ldst),
-    "tcgen05.wait": _with_notes(lambda wave, inst: wave.advance),
+    "tcgen05.wait": _with_notes(lambda wave, inst: _wait(wave, inst)),
     "tcgen05.mma": _mma,                    # its notes: isa.tcgen05_mma.execute_parsed
     "tcgen05.commit": _with_notes(_commit), "tcgen05.cp": _with_notes(_cp),
     "tcgen05.shift": _with_notes(_shift),

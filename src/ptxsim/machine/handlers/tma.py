@@ -12,7 +12,9 @@ import numpy as np
 from ptxsim.errors import UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine import tensormap as tmod
 from ptxsim.machine.handlers import tma_modes
-from ptxsim.machine.handlers.common import SPACE_QUALS, UINT, cta_group_of, shared_target
+from ptxsim.machine.handlers.common import (SPACE_QUALS, UINT, byte_words, chunk_words,
+                                            cta_group_of, san_async, shared_target)
+from ptxsim.machine.memory import CLUSTER_OFFSET_MASK
 from ptxsim.machine.tensormap import TensorMap
 from ptxsim.ptx.instruction import Address, Immediate
 
@@ -85,6 +87,33 @@ def _packed_as_bytes(tm, coords):
     return tm, coords
 
 
+def _san(wave):
+    """The wave's sanitizer when its checks are on, else None."""
+    s = wave.san
+    return s if s is not None and s.enabled else None
+
+
+def _san_tma_store(san, inst, idx, cta, src, maps, shared, store):
+    """TMA tile stores of threads idx for the sanitizer: each box's shared-memory chunks read
+    and its global rows written until the issuing thread's bulk async-group completes."""
+    per_cta = shared.data.shape[1] // 16
+    copy, words, gcopy, gstart, glen = [], [], [], [], []
+    for tm, sel, c in maps:
+        k, w = chunk_words(san, tmod._box_chunks(tm, shared, cta[sel], src[sel]), per_cta)
+        copy.append(sel[k])
+        words.append(w)
+        b, s_, n_ = tmod.tiles_global_rows(tm, c)
+        gcopy.append(sel[b])
+        gstart.append(s_)
+        glen.append(n_)
+    store, _ = san_async(san, inst, "tma_store", "tma", idx, store, None,
+                         rwords=(np.concatenate(copy), np.concatenate(words)),
+                         gwrite=(np.concatenate(gcopy), np.concatenate(gstart),
+                                 np.concatenate(glen)),
+                         trace=lambda sel: {"smem": int(src[sel[0]]), "cta": int(cta[sel[0]])})
+    return store
+
+
 def _tma(wave, inst):
     """cp.async.bulk.tensor.Nd.dst.src{.load_mode}.completion{.multicast}{.cta_group}
     (9.7.9.25.5.1): tile mode loads (global -> shared::cluster, complete-tx on an mbarrier,
@@ -105,6 +134,7 @@ def _tma(wave, inst):
     tens_at = Address(tens.base, tens.offset)
     cs = wave.launch.geometry.cluster_size
     shared = wave.memory.shared
+    san = _san(wave)
 
     def run(idx):
         # every operand of all issuing threads read at once (registers do not change while
@@ -125,6 +155,8 @@ def _tma(wave, inst):
             def store():
                 for tm, sel, c in maps:
                     tmod.tma_store_tiles(tm, c, wave.memory.global_, shared, cta[sel], src[sel])
+            if san is not None:
+                store = _san_tma_store(san, inst, idx, cta, src, maps, shared, store)
             wave.proxy.issue(int(idx[0]), "bulk", perform=store, what=text, threads=idx)
             wave.advance(idx)
             return
@@ -168,6 +200,17 @@ def _tma(wave, inst):
 
         def signal():
             wave.mbar.complete_tx(sig_cta, moff, box)
+        if san is not None:
+            per_cta = shared.data.shape[1] // 16
+            parts = [(np.flatnonzero(of_map == k), tm) for k, (tm, _, _) in enumerate(maps)]
+            cw = [chunk_words(san, tmod._box_chunks(tm, shared, data_cta[pk], doff[pk]),
+                              per_cta) for pk, tm in parts]
+            perform, signal = san_async(
+                san, inst, "tma", "tma", idx[member], perform, signal,
+                wwords=(np.concatenate([pk[c] for (pk, _), (c, _) in zip(parts, cw)]),
+                        np.concatenate([w for _, w in cw])),
+                mbar=(sig_cta, moff),
+                trace=lambda sel: {"smem": int(doff[sel[0]]), "cta": int(data_cta[sel[0]])})
         wave.proxy.issue(int(idx[0]), "bulk", perform=perform, signal=signal, what=text,
                          threads=idx)
         wave.advance(idx)
@@ -194,6 +237,7 @@ def _bulk(wave, inst):
     text = f"line {inst.loc.line}: {inst}"
     mode = ("g2s" if dst_space == "shared::cluster" and inst.has(".global") else
             "s2g" if dst_space == "global" else "s2s")
+    san = _san(wave)
 
     def run(idx):
         idx = np.array(idx, np.int64)
@@ -217,6 +261,13 @@ def _bulk(wave, inst):
         def perform():
             _bulk_copies(wave, mode, cta, src, np.asarray(dc) if dc is not None else None,
                          np.asarray(do, np.int64), size)
+        if san is not None:
+            perform, signal = san_async(
+                san, inst, "bulk", "bulk", idx, perform, signal,
+                rwords=byte_words(san, cta, src, size) if mode != "g2s" else None,
+                wwords=byte_words(san, dc, do, size) if mode != "s2g" else None,
+                mbar=(mc_, mo) if mode != "s2g" else None,
+                gwrite=(np.arange(idx.size), dst, size) if mode == "s2g" else None)
         wave.proxy.issue(int(idx[0]), "bulk", perform=perform, signal=signal, what=text,
                          threads=idx)
         wave.advance(idx)
@@ -271,9 +322,12 @@ def _commit_group(wave, inst):
     """cp.async.bulk.commit_group / cp.async.commit_group: each executing thread's uncommitted
     operations of that family become a new async-group (one vectorised update)."""
     fam = "bulk" if "bulk" in inst.opcode else "cp_async"
+    san = _san(wave)
 
     def cg(idx):
         wave.proxy.commit_groups(idx, fam)
+        if san is not None:
+            san.group_commit(idx, fam)
         wave.advance(idx)
     return cg
 
@@ -285,11 +339,16 @@ def _wait_group(wave, inst):
     fam = "bulk" if "bulk" in op else "cp_async"
     n = int(inst.operands[0].value) if inst.operands else 0
     wait_all = op == "cp.async.wait_all"
+    san = _san(wave)
 
     def wg(idx):
         if wait_all:
             wave.proxy.commit_groups(idx, fam)
         wave.proxy.wait_groups(idx, fam, n)
+        if san is not None:
+            if wait_all:
+                san.group_commit(idx, fam)
+            san.group_wait(idx, fam, n)
         wave.advance(idx)
     return wg
 
@@ -302,6 +361,7 @@ def _cp_async(wave, inst):
     size = int(ops[2].value)
     text = f"line {inst.loc.line}: {inst}"
     el = 4 if size % 4 == 0 else 1
+    san = _san(wave)
 
     def run(idx):
         dst = wave.addr(ops[0], idx).astype(np.int64)
@@ -339,9 +399,22 @@ def _cp_async(wave, inst):
             for k in range(size // el):           # one store per element of the copy
                 mem.store("shared::cta", (dst + k * el).astype(np.uint64), vals[:, k:k + 1], el,
                           thread=idx_c)
+        if san is not None:
+            perform = _san_cp_async(san, wave, inst, idx, dst, size, perform)
         wave.proxy.issue(int(idx[0]), "cp_async", perform=perform, what=text, threads=idx_c)
         wave.advance(idx)
     return run
+
+
+def _san_cp_async(san, wave, inst, idx, dst, size, perform):
+    """cp.async of threads idx for the sanitizer: per CTA one record writing `size` bytes at
+    each of its threads' shared offsets, completed through their async-groups or
+    cp.async.mbarrier.arrive."""
+    off = np.asarray(dst, np.int64) & CLUSTER_OFFSET_MASK    # the shared::cta rank bits off
+    perform, _ = san_async(san, inst, "cp.async", "cp.async", idx, perform, None,
+                           wwords=byte_words(san, wave.cta_of[idx], off, size),
+                           family="cp_async")
+    return perform
 
 
 def _cp_async_arrive(wave, inst):
@@ -350,12 +423,18 @@ def _cp_async_arrive(wave, inst):
     allowed completion time), so the form without .noinc (pending count +1, then the arrive)
     has no net effect on the phase, and .noinc is one arrive now."""
     noinc = inst.has(".noinc")
+    san = _san(wave)
 
     def run(idx):
         wave.proxy.complete_family(idx, "cp_async")
+        if san is not None:
+            cta, off = shared_target(wave, inst, inst.operands[0], idx)
+            san.cp_async_arrive(idx, cta, off)
         if noinc:
             cta, off = shared_target(wave, inst, inst.operands[0], idx)
             wave.mbar.arrive(cta, off, 1)
+            if san is not None:
+                san.mb_sync(cta, off)
         wave.advance(idx)
     return run
 

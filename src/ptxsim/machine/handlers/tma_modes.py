@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import OperandError, UnsupportedFeature
+from ptxsim.errors import OperandError, PtxsimError, UnsupportedFeature
+from ptxsim.machine import tensormap as tmod
 from ptxsim.machine import tma_modes
-from ptxsim.machine.handlers.common import SPACE_QUALS, cta_group_of
+from ptxsim.machine.handlers.common import SPACE_QUALS, cta_group_of, san_bulk
 from ptxsim.ptx.instruction import Address
+
+def _san(wave):
+    """The wave's sanitizer when its checks are on, else None."""
+    s = wave.san
+    return s if s is not None and s.enabled else None
+
 
 _TYPES = ("f16", "bf16", "f32", "f64", "b32", "u32", "s32", "b64", "u64", "s64")
 # modes of cp.async.bulk.tensor / cp.reduce.async.bulk.tensor that are named, not executed
@@ -47,6 +54,7 @@ def reduce_bulk(wave, inst):
     ops = inst.operands
     text = f"line {inst.loc.line}: {inst}"
     sh = wave.memory.shared
+    san = _san(wave)
 
     def run(idx):
         dsts = wave.addr(ops[0], idx).tolist()
@@ -57,20 +65,26 @@ def reduce_bulk(wave, inst):
             cta = int(wave.cta_of[t_])
             dst, src, size = int(dsts[k]), int(srcs[k]), int(sizes[k])
             if dst_space == "global":
-                wave.proxy.issue(t_, "bulk", perform=lambda d=dst, s=src, n=size, c=cta:
-                                 tma_modes.reduce_shared_to_global(
-                                     sh.cta_view(c), s, wave.memory.global_, d, n, op, t),
-                                 what=text)
+                perform = (lambda d=dst, s=src, n=size, c=cta: tma_modes.reduce_shared_to_global(
+                    sh.cta_view(c), s, wave.memory.global_, d, n, op, t))
+                if san is not None:
+                    perform, _ = san_bulk(san, inst, t_, (cta, np.arange(src, src + size)),
+                                          None, None, None, None, perform, None,
+                                          global_dst=(dst, size))
+                wave.proxy.issue(t_, "bulk", perform=perform, what=text)
             else:
                 ti = np.array([t_])
                 (dc,), (do,) = sh.resolve_cluster([dst], [cta])
                 (mc_,), (mo,) = sh.resolve_cluster([int(wave.addr(ops[3], ti)[0])], [cta])
-                wave.proxy.issue(t_, "bulk", perform=lambda dc=dc, do=do, s=src, n=size, c=cta:
-                                 tma_modes.reduce_shared_to_shared(
-                                     sh.cta_view(c), s, sh.cta_view(int(dc)), int(do), n, op,
-                                     t),
-                                 signal=lambda c=mc_, o=mo, n=size:
-                                 wave.mbar.complete_tx(int(c), int(o), n), what=text)
+                perform = (lambda dc=dc, do=do, s=src, n=size, c=cta:
+                           tma_modes.reduce_shared_to_shared(
+                               sh.cta_view(c), s, sh.cta_view(int(dc)), int(do), n, op, t))
+                signal = (lambda c=mc_, o=mo, n=size: wave.mbar.complete_tx(int(c), int(o), n))
+                if san is not None:
+                    perform, signal = san_bulk(san, inst, t_, (cta, np.arange(src, src + size)),
+                                               int(dc), np.arange(int(do), int(do) + size),
+                                               int(mc_), int(mo), perform, signal)
+                wave.proxy.issue(t_, "bulk", perform=perform, signal=signal, what=text)
         wave.advance(idx)
     return run
 
@@ -87,6 +101,7 @@ def reduce_tensor(wave, inst, tensormap_at, packed):
     tens = ops[0]
     tens_at = Address(tens.base, tens.offset)
     text = f"line {inst.loc.line}: {inst}"
+    san = _san(wave)
 
     def run(idx):
         tmaps = wave.addr(tens_at, idx).tolist()
@@ -98,9 +113,17 @@ def reduce_tensor(wave, inst, tensormap_at, packed):
             coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
             tm, coords = packed(tm, coords)
             smem = wave.memory.shared.cta_view(cta)
-            wave.proxy.issue(t_, "bulk", perform=lambda tm=tm, c=coords, s=srcs[k], sm=smem:
-                             tma_modes.reduce_tensor_tile(tm, c, wave.memory.global_, sm,
-                                                          int(s), op), what=text)
+            perform = (lambda tm=tm, c=coords, s=srcs[k], sm=smem:
+                       tma_modes.reduce_tensor_tile(tm, c, wave.memory.global_, sm, int(s), op))
+            if san is not None:
+                try:
+                    rows = tmod.tile_global_rows(tm, coords, wave.memory.global_)
+                except PtxsimError:
+                    rows = None                    # the copy reports its bad coordinates
+                perform, _ = san_bulk(san, inst, t_, None, None, None, None, None, perform,
+                                      None, global_rows=rows, src_chunks=(
+                                          cta, tmod.tile_smem_chunks(tm, int(srcs[k]))))
+            wave.proxy.issue(t_, "bulk", perform=perform, what=text)
         wave.advance(idx)
     return run
 
@@ -128,6 +151,7 @@ def tensor_mode(wave, inst, tensormap_at):
     text = f"line {inst.loc.line}: {inst}"
     sh = wave.memory.shared
     info = ops[3] if mode == "im2col" and len(ops) > 3 else None   # {offsets}, 16-bit each
+    san = _san(wave)
 
     def run(idx):
         tmaps = wave.addr(tens_at, idx).tolist()
@@ -152,9 +176,14 @@ def tensor_mode(wave, inst, tensormap_at):
                                    "then four rows)")
             if not load:
                 smem = sh.cta_view(cta)
-                wave.proxy.issue(t_, "bulk", perform=lambda tm=tm, c=coords, s=int(other[k]),
-                                 sm=smem: tma_modes.scatter4_store(tm, c, wave.memory.global_,
-                                                                   sm, s), what=text)
+                perform = (lambda tm=tm, c=coords, s=int(other[k]), sm=smem:
+                           tma_modes.scatter4_store(tm, c, wave.memory.global_, sm, s))
+                if san is not None:                # four rows of box[0] elements read
+                    s = int(other[k])
+                    n = 4 * tm.box_elements[0] * tm.element_bytes
+                    perform, _ = san_bulk(san, inst, t_, (cta, np.arange(s, s + n)), None, None,
+                                          None, None, perform, None)
+                wave.proxy.issue(t_, "bulk", perform=perform, what=text)
                 continue
             (dc,), (do,) = sh.resolve_cluster([int(other[k])], [cta])
             (mc_,), (mo,) = sh.resolve_cluster([int(mbars[k])], [cta])
@@ -166,8 +195,11 @@ def tensor_mode(wave, inst, tensormap_at):
                 nbytes = tm.pixels_per_column * tm.channels_per_pixel * tm.element_bytes
                 perform = (lambda tm=tm, c=coords, o=o, dc=dc, do=do: tma_modes.im2col_load(
                     tm, c, o, wave.memory.global_, sh.cta_view(int(dc)), int(do)))
-            wave.proxy.issue(t_, "bulk", perform=perform,
-                             signal=lambda c=mc_, mo=mo, n=nbytes:
-                             wave.mbar.complete_tx(int(c), int(mo), n), what=text)
+            signal = (lambda c=mc_, mo=mo, n=nbytes: wave.mbar.complete_tx(int(c), int(mo), n))
+            if san is not None:
+                perform, signal = san_bulk(san, inst, t_, None, int(dc),
+                                           np.arange(int(do), int(do) + nbytes), int(mc_),
+                                           int(mo), perform, signal)
+            wave.proxy.issue(t_, "bulk", perform=perform, signal=signal, what=text)
         wave.advance(idx)
     return run

@@ -99,6 +99,9 @@ def _mma_async(wave, inst):
             kw["meta"] = wave.read(meta_op, flat, 32).astype(np.uint32).reshape(g, WG)
             kw["selector"] = sel
         kw["smem"] = [wave.memory.shared.cta_view(int(c)) for c in ctas]
+        san = wave.san
+        if san is not None and san.enabled:
+            _san_wgmma(san, wave, inst, form, thr, ctas, kw, trans_a, trans_b)
         out = wg.wgmma(form, d, **kw)                           # (d_regs, G, 128)
         for i, e in enumerate(d_op.elements):
             wave.write(e, flat, out[i].reshape(-1))
@@ -106,9 +109,42 @@ def _mma_async(wave, inst):
     return run
 
 
+def _san_wgmma(san, wave, inst, form, thr, ctas, kw, trans_a, trans_b):
+    """The sanitizer's view of the step's wgmma.mma_async: one asynchronous read of each
+    warpgroup's shared-memory operands, in flight until its wgmma.wait_group (9.7.15.6:
+    the operands may not be written before)."""
+    recs, words = [], []
+    for g in range(thr.shape[0]):
+        rec = san.new_rec("wgmma", inst, int(thr[g, 0]), "mma")
+        parts = [wg.operand_bytes(int(kw["b_desc"][g]), form.btype, form.n, form.k,
+                                  "MN" if trans_b else "K")]
+        if "a_desc" in kw:
+            parts.append(wg.operand_bytes(int(kw["a_desc"][g]), form.atype, 64, form.a_cols,
+                                          "MN" if trans_a else "K"))
+        recs.append(rec)
+        words.append(san._operand_words(parts) + int(ctas[g]) * san.SW)
+        san.wgmma_issue(rec, int(thr[g, 0]) // WARP_SIZE)
+    san.async_words_multi(recs, inst, words, write=False)
+
+
 def _ordering(wave, inst):
-    """wgmma.fence / commit_group / wait_group: every wgmma.mma_async completed at issue."""
-    return wave.advance
+    """wgmma.fence / commit_group / wait_group: every wgmma.mma_async completed at issue (the
+    sanitizer learns that a warpgroup's wgmma completed at its wait_group)."""
+    san = wave.san
+    if san is None or not san.enabled or inst.opcode == "wgmma.fence":
+        return wave.advance
+    commit = inst.opcode == "wgmma.commit_group"
+    n = 0 if commit else _imm(inst.operands[0], "wait_group count", inst)
+
+    def run(idx):
+        firsts = np.unique(idx // WG) * (WG // WARP_SIZE)
+        for w0 in firsts.tolist():
+            if commit:
+                san.wgmma_commit(w0)
+            else:
+                san.wgmma_wait(w0, n)
+        wave.advance(idx)
+    return run
 
 
 BUILDERS = {"wgmma.mma_async": _mma_async, "wgmma.fence": _ordering,
