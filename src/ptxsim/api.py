@@ -131,7 +131,8 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
     (`cluster`: CTAs per cluster, default the kernel's .reqnctapercluster or 1). `args` follow the
     kernel's parameters: numpy arrays / CPU torch tensors (global buffers; results land in them),
     scalars, `ptxsim.machine.tensormap.TensorMap` for CUtensorMap parameters. Options:
-    `step_limit`, `progress` (a rich progress bar), `max_resident_ctas`. `target` defaults to the
+    `step_limit`, `progress` (a rich progress bar), `max_resident_ctas`, the sanitizer's
+    `sanitize`, `trace`, `trace_ctas`, `schedule` (docs/sanitizer.md). `target` defaults to the
     module's .target (else sm_100a). Returns the finished
     launch (`.steps`). Raises DeadlockError when every live warp waits forever.
 
@@ -185,7 +186,8 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
     return _launch(module, kernel, grid, block, cluster, args, target, dynamic_shared, **options)
 
 
-_LAUNCH_OPTIONS = frozenset({"step_limit", "progress", "max_resident_ctas"})
+_LAUNCH_OPTIONS = frozenset({"step_limit", "progress", "max_resident_ctas",
+                             "sanitize", "trace", "trace_ctas", "schedule"})   # docs/sanitizer.md
 _DISTRIBUTED_OPTIONS = frozenset({"allow_order_dependent", "new_session"})
 
 
