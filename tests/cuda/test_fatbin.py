@@ -5,6 +5,7 @@ command-line tools (round trips at several levels), and nvcc itself (the PTX of 
 import random
 import re
 import shutil
+import sys
 import struct
 import subprocess
 from pathlib import Path
@@ -16,7 +17,10 @@ from ptxsim.cuda import fatbin
 from ptxsim.errors import CudaError
 
 DATA = Path(__file__).parent / "data"
-NVCC = shutil.which("nvcc")
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import toolchain  # noqa: E402
+
+NVCC = toolchain.nvcc()
 
 
 def _samples():

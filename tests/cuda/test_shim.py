@@ -5,6 +5,7 @@ the C compiler where they are installed); the runtime's error names and strings 
 libcudart 13.0's own (checked against that library where it is installed)."""
 import ctypes
 import shutil
+import sys
 import subprocess
 from pathlib import Path
 
@@ -16,7 +17,10 @@ from ptxsim.cuda import shim
 from ptxsim.cuda.runtime_enums import CUDA_ERRORS
 
 LIB = cuda.native_path("cuda")
-NVCC = shutil.which("nvcc")
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import toolchain  # noqa: E402
+
+NVCC = toolchain.nvcc()
 
 def _cuda_home():
     import os
