@@ -52,10 +52,15 @@ def test_ldmatrix_rows_must_be_16_byte_aligned():
         mx.ldmatrix(form, np.zeros(1024, np.uint8), addr)
 
 
-def test_other_matrix_shapes_are_named_not_guessed():
-    with pytest.raises(UnsupportedFeature, match="m16n16"):
-        mx.form_of(parse_instruction("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 "
-                                     "{%r0, %r1}, [%r2];"))
+def test_matrix_shapes_that_do_not_exist_are_named():
+    for text, what in [("ldmatrix.sync.aligned.m16n16.x1.shared.b8 {%r0, %r1}, [%r2];", "requires"),
+                       ("ldmatrix.sync.aligned.m8n16.x1.trans.b8x16.b4x16_p64 {%r0}, [%r2];",
+                        "takes no"),
+                       ("ldmatrix.sync.aligned.m16n16.x4.trans.b8 {%r0, %r1}, [%r2];", ".x4"),
+                       ("ldmatrix.sync.aligned.m16n8.x1.trans.b8 {%r0}, [%r2];", "does not exist"),
+                       ("stmatrix.sync.aligned.m16n8.x1.trans.b16 [%r2], {%r0};", "does not exist")]:
+        with pytest.raises(PtxValidationError, match=what):
+            mx.form_of(parse_instruction(text))
 
 
 WG = """
