@@ -295,13 +295,16 @@ def _semantics(opcode: str, ptx_9_2: bool = False):
         return P(getattr(floating, op), type=_one(types, "type", opcode), rnd=rnd,
                  ftz="ftz" in f, approx="approx" in f)
     if op in ("rsqrt", "ex2", "lg2", "sin", "cos", "tanh"):
-        f = _take(flags, {"ftz", "approx"}, opcode)
+        f = _take(flags, {"ftz", "approx"} | ({"2pi"} if op in ("sin", "cos") else set()),
+                  opcode)
         if "approx" not in f:
             raise illegal(opcode, f"{op} exists only as {op}.approx")
         t = _one(types, "type", opcode)
         if op in ("lg2", "sin", "cos"):
             if t != "f32":
                 raise illegal(opcode, f"{op}.approx is defined for .f32 only")
+            if "2pi" in f:            # PTX ISA 9.5 (ptxas 13.5): input in revolutions
+                return P(getattr(floating, op), ftz="ftz" in f, twopi=True)
             return P(getattr(floating, op), ftz="ftz" in f)
         if op == "tanh":
             if "ftz" in f:

@@ -1199,12 +1199,16 @@ def _sin_quarter_table() -> np.ndarray:
     return t + first
 
 
-def _revolution_fixed(u):
+def _revolution_fixed(u, revolutions: bool = False):
     """(sign of r, F = trunc(|r| 2^25) mod 2^25) for r = RZ_f32(a * 0x3E22F983), from the bits:
     a * c is exact in float64 (24 x 24 bits), `_round` gives the f32 RZ result; then
-    |r| 2^25 = m 2^(E - 125) for r's significand m (hidden bit included) and biased exponent E."""
-    x = decode(u.astype(np.uint64), F32)
-    r = _round(x * _INV_2PI_F32, np.zeros(1), F32, "rz").astype(np.int64)
+    |r| 2^25 = m 2^(E - 125) for r's significand m (hidden bit included) and biased exponent E.
+    revolutions: r = a (the .2pi forms, whose input is already in revolutions)."""
+    if revolutions:
+        r = np.asarray(u).astype(np.int64) & 0xFFFFFFFF
+    else:
+        x = decode(u.astype(np.uint64), F32)
+        r = _round(x * _INV_2PI_F32, np.zeros(1), F32, "rz").astype(np.int64)
     s, E, f = _f32_fields(r)
     m = np.where(E == 0, f, f | 0x800000)
     sh = np.maximum(E, 1) - 125
@@ -1212,9 +1216,9 @@ def _revolution_fixed(u):
     return s, F
 
 
-def _mufu_sincos(u, cos: bool):
+def _mufu_sincos(u, cos: bool, revolutions: bool = False):
     u = np.asarray(u).astype(np.int64) & 0xFFFFFFFF
-    s, F = _revolution_fixed(u)
+    s, F = _revolution_fixed(u, revolutions)
     if cos:
         F, s = (F + (1 << 23)) & ((1 << 25) - 1), 0
     quad, low = F >> 23, F & 0x7FFFFF
@@ -1223,16 +1227,30 @@ def _mufu_sincos(u, cos: bool):
     return np.where(_f32_fields(u)[1] == 255, _QNAN32, r)
 
 
-def sin(a, *, ftz: bool = False):
+def sin(a, *, ftz: bool = False, twopi: bool = False):
     """`sin.approx{.ftz}.f32` (radians): the bit-exact sm_90 FMUL.RZ + MUFU.SIN; sin(+-Inf) =
-    NaN. .ftz gives the same bits."""
+    NaN. .ftz gives the same bits. twopi: `sin.approx.ftz.2pi.f32` (PTX ISA 9.5; ptxas 13.5
+    requires .ftz): a in revolutions, sin(2 pi a) -- MUFU.SIN of a itself, without the FMUL.RZ
+    (checked on the H200: hardware/sincos_2pi, tests/isa/test_sincos_2pi.py)."""
+    if twopi:
+        return _sincos_2pi(a, False, ftz)
     return _approx("sin", lambda x: None, a, "f32", ftz)
 
 
-def cos(a, *, ftz: bool = False):
+def cos(a, *, ftz: bool = False, twopi: bool = False):
     """`cos.approx{.ftz}.f32` (radians): the bit-exact sm_90 FMUL.RZ + MUFU.COS; cos(+-Inf) =
-    NaN. .ftz gives the same bits."""
+    NaN. .ftz gives the same bits. twopi: `cos.approx.ftz.2pi.f32`, cos(2 pi a) (see sin)."""
+    if twopi:
+        return _sincos_2pi(a, True, ftz)
     return _approx("cos", lambda x: None, a, "f32", ftz)
+
+
+def _sincos_2pi(a, cos: bool, ftz: bool):
+    name = "cos" if cos else "sin"
+    if not ftz:       # ptxas 13.5: ".ftz modifier required for instruction 'sin' with modifier '.2pi'"
+        raise illegal(f"{name}.approx.2pi", ".2pi requires .ftz (sin.approx.ftz.2pi.f32)")
+    u = bits(a, 32, "a")
+    return out(_mufu_sincos(u, cos, revolutions=True).astype(np.uint64), 32)
 
 
 def tanh(a, *, type: str = "f32"):

@@ -27,7 +27,8 @@ import dataclasses
 
 import numpy as np
 
-from ptxsim.errors import MemoryAccessError, OperandError, UnsupportedFeature
+from ptxsim.errors import (IllegalInstructionError, MemoryAccessError, OperandError,
+                           UnsupportedFeature)
 from ptxsim.isa import base as isa_base
 from ptxsim.machine.memory import ATOMIC_OPS, GlobalMemory
 from ptxsim.machine.tensormap import (OOB_NAN_PATTERN, TensorMap, _check_smem_window,
@@ -39,6 +40,10 @@ REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 MAP_TYPES = {"uint32": "u32", "int32": "s32", "uint64": "u64", "int64": "s64",
              "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float32_ftz": "f32.ftz",
              "float64": "f64"}
+
+
+# redOp / map element pairs the hardware refuses at run time (.min / .max of float32 maps: measured)
+FLOAT_MINMAX_FAULTS = ("f32", "f32.ftz", "f64")
 
 
 def reducer(op: str, type_: str):
@@ -112,6 +117,15 @@ def reduce_tensor_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.nda
     t = MAP_TYPES.get(tmap.dtype)
     if t is None:
         raise UnsupportedFeature(f"cp.reduce.async.bulk.tensor on a {tmap.dtype} tensor map")
+    if op in ("min", "max") and t in FLOAT_MINMAX_FAULTS:
+        # The H200 stops .min on a FLOAT32 map with an illegal-instruction fault (ptxas 13.5
+        # cubin and driver JIT alike; hardware/sincos_2pi/build.py, tma_modes README); ptxas 13.5
+        # refuses the same pairs in cp.reduce.async.bulk ("Incorrect type '.f32' for operation
+        # '.min'"), whose type comes from the instruction instead of the map.
+        raise IllegalInstructionError(
+            f"cp.reduce.async.bulk.tensor.{op} on a {tmap.dtype} tensor map: .min / .max do not "
+            "take f32 / f64 elements (the GPU stops the kernel with an illegal-instruction "
+            "fault; cp.reduce.async.bulk refuses .min.f32 / .max.f64 at assembly)")
     esize, fn = reducer(op, t)
     _check_smem_window(smem, src, tmap.smem_footprint, 128, "cp.reduce.async.bulk.tensor")
     valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)

@@ -279,6 +279,10 @@ form("rsqrt", ".approx .f64", "r ri", req=SM(13))
 form("rsqrt", ".approx .ftz .f64", "r ri", since=(4, 0), req=SM(20))
 for _op in ("sin", "cos", "lg2", "ex2"):
     form(_op, ".approx {.ftz} .f32", "r ri")
+# PTX ISA 9.5: the input in revolutions; ptxas 13.5 requires .ftz with .2pi and .version 9.5
+# (tests/isa/test_sincos_2pi.py)
+for _op in ("sin", "cos"):
+    form(_op, ".approx .ftz .2pi .f32", "r ri", since=(9, 5))
 form("ex2", ".approx .type", "r ri", type=".f16 .f16x2", since=(7, 0), req=SM(75))
 form("ex2", ".approx .ftz .type", "r ri", type=".bf16 .bf16x2", since=(7, 8), req=SM(90))
 form("tanh", ".approx .f32", "r ri", since=(7, 0), req=SM(75))
