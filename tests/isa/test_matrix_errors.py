@@ -106,3 +106,15 @@ def test_wgmma_accumulator_read_before_its_wait_is_not_checked():
         "  wgmma.commit_group.sync.aligned;",
         "  mov.f32 %d3, %d0;\n  wgmma.commit_group.sync.aligned;")
     launch(src, "k", 1, 128, args=[np.zeros(4, np.uint32)], target="sm_90a", dynamic_shared=4096)
+
+
+def test_8_bit_shapes_need_ptx_8_6_and_an_sm_100a_class_target():
+    """ptxas 13.5: "Modifier '.m16n16' requires PTX ISA .version 8.6 or later"; sm_90a refuses."""
+    form = mx.form_of(parse_instruction("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 "
+                                        "{%r0, %r1}, [%r2];"))
+    mx.check(form, "sm_100a", "8.6")
+    mx.check(form, "sm_120f", "9.0")
+    with pytest.raises(PtxValidationError, match="8.6"):
+        mx.check(form, "sm_100a", "8.5")
+    with pytest.raises(PtxValidationError, match="sm_90a"):
+        mx.check(form, "sm_90a", "8.7")

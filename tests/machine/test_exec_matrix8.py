@@ -242,31 +242,31 @@ def _spellings():
     return out
 
 
-def _ptxsim_verdict(ptx: str) -> tuple[bool, bool]:
-    """(ptxsim check accepts it, and the executor can run every instruction)."""
+def test_ptxsim_check_agrees_with_ptxas_on_the_8_bit_shapes():
+    """All spellings in one module per target / PTX version: the lines ptxas 13.5 refuses are the
+    lines ptxsim's validator refuses, and the executor runs every accepted one."""
+    import re
+
+    import tests.ptxas135 as p135
     from ptxsim.machine.coverage import unexecutable
     from ptxsim.ptx import parse_module, validate
-    m = parse_module(ptx)
-    if any(d.severity == "error" for d in validate(m)):
-        return False, True
-    return True, not unexecutable(m)
-
-
-def test_ptxsim_check_agrees_with_ptxas_on_the_8_bit_shapes():
-    import tests.ptxas135 as p135
     p135.need()
-    wrong, accepted = [], 0
-    for inst in _spellings():
-        for target, version in (("sm_100a", "8.6"), ("sm_120a", "8.7"), ("sm_90a", "8.7"),
-                                ("sm_100a", "8.5")):
-            ptx = _module(inst, target, version)
-            ok, msg = p135.verdict(ptx, target)
-            mine, runs = _ptxsim_verdict(ptx)
-            accepted += ok
-            if ok != mine or (ok and not runs):
-                wrong.append((inst, target, version, ok, mine, runs, msg[:80]))
-    assert not wrong, f"{len(wrong)} disagree, e.g. {wrong[:4]}"
-    assert accepted >= 40
+    spellings = _spellings()
+    accepted = 0
+    for target, version in (("sm_100a", "8.6"), ("sm_120a", "8.7"), ("sm_90a", "8.7"),
+                            ("sm_103a", "8.8")):
+        ptx = _module("\n  ".join(spellings), target, version)
+        _, msg = p135.verdict(ptx, target)
+        theirs = {int(n) for n in re.findall(r"line (\d+); error", msg)}
+        m = parse_module(ptx)
+        mine = {d.loc.line for d in validate(m) if d.severity == "error"}
+        assert mine == theirs, (target, version, sorted(mine ^ theirs))
+        first = ptx.split("\n").index("  " + spellings[0]) + 1
+        ok = [t for i, t in enumerate(spellings) if first + i not in theirs]
+        accepted += len(ok)
+        if ok:
+            assert not unexecutable(parse_module(_module("\n  ".join(ok), target, version)))
+    assert accepted == 3 * 20              # 20 spellings on each of sm_100a, sm_120a, sm_103a
 
 
 @pytest.mark.parametrize("name", ["ld16", "ld8n16", "st"])
