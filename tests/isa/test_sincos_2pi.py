@@ -6,8 +6,8 @@ against the model, evaluated on the GPU from the quarter-turn table) found 0 mis
 checker kernel itself is run here on slices, with a corrupted table as the negative control."""
 from __future__ import annotations
 
+import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +18,20 @@ from ptxsim.isa import floating as fl
 from ptxsim.machine.executor import launch
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "hardware" / "sincos_2pi"))
-import inputs  # noqa: E402
-import kernels  # noqa: E402
+
+
+def _load(name):
+    """hardware/sincos_2pi/<name>.py under a unique module name (other tests import other
+    hardware folders' `kernels`)."""
+    spec = importlib.util.spec_from_file_location(f"sincos_2pi_{name}",
+                                                  ROOT / "hardware" / "sincos_2pi" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+inputs = _load("inputs")
+kernels = _load("kernels")
 
 REC = np.load(ROOT / "tests" / "data" / "hardware" / "sincos_2pi" / "sincos_2pi_sm90.npz")
 
