@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,9 @@ import pytest
 from ptxsim.errors import PtxsimError
 from ptxsim.isa import floating as fl
 from ptxsim.machine.executor import launch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import ptxas135 as p135  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,7 +103,6 @@ def _module(inst: str, version: str, target: str) -> str:
 
 
 def test_ptxsim_check_agrees_with_ptxas():
-    import tests.ptxas135 as p135
     p135.need()
     from ptxsim.machine.coverage import unexecutable
     from ptxsim.ptx import parse_module, validate

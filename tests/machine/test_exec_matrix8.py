@@ -9,11 +9,17 @@ bits of padding) and CUTLASS's note that ldmatrix puts an fp4 value in the low b
 No value here comes from ptxsim.isa.matrix."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from ptxsim.errors import PtxValidationError, UndefinedBehavior
 from ptxsim.machine.executor import launch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import ptxas135 as p135  # noqa: E402
 
 RNG = np.random.default_rng(18)
 
@@ -247,7 +253,6 @@ def test_ptxsim_check_agrees_with_ptxas_on_the_8_bit_shapes():
     lines ptxsim's validator refuses, and the executor runs every accepted one."""
     import re
 
-    import tests.ptxas135 as p135
     from ptxsim.machine.coverage import unexecutable
     from ptxsim.ptx import parse_module, validate
     p135.need()
@@ -271,7 +276,6 @@ def test_ptxsim_check_agrees_with_ptxas_on_the_8_bit_shapes():
 
 @pytest.mark.parametrize("name", ["ld16", "ld8n16", "st"])
 def test_test_kernels_are_accepted_by_ptxas(name):
-    import tests.ptxas135 as p135
     inst = {"ld16": ("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32 {regs}, "
                      "{addr};", 4, False),
             "ld8n16": ("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64 {regs}, "
