@@ -36,13 +36,13 @@ def main(dest: Path) -> None:
     spec = importlib.util.spec_from_file_location("tma_kernels", HERE.parent / "tma_modes" / "kernels.py")
     tk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tk)
-    for op in ("add", "min", "max"):
+    for op in ("add", "min", "max", "inc", "dec", "and", "or", "xor"):
         t = tk.TENSOR_REDUCE.format(op=op)
         assemble(tk.head() + t, dest / f"tr_global_{op}.cubin")
         p = t.replace(".param .u64 tmap,", ".param .align 64 .b8 tmap[128],").replace(
             "    ld.param.u64 %rd5, [tmap];\n", "    mov.u64 %rd4, tmap;\n    cvta.param.u64 %rd5, %rd4;\n")
         assemble(tk.head() + p, dest / f"tr_param_{op}.cubin")
-    for f in (HERE / "capture.py", HERE / "inputs.py", HERE.parent / "tma_modes" / "probe.py",
+    for f in (HERE / "capture.py", HERE / "inputs.py", HERE / "tr_cases.py", HERE.parent / "tma_modes" / "probe.py",
               HERE.parent / "tma_modes" / "cases.py"):
         shutil.copy(f, dest / f.name)
     shutil.copy(HERE.parent / "tma_modes" / "kernels.py", dest / "kernels.py")

@@ -102,6 +102,55 @@ def tensor_reduce(out: Path, variant: str):
     print(variant, lines)
 
 
+def tensor_reduce2(tmp: Path, case: str):
+    """One tr_cases.CASES case in this process (a fault ends the context): tmp/<case>.npy or
+    tmp/<case>.err."""
+    import cases
+    import tr_cases
+    dtype, op, coords = tr_cases.CASES[case]
+    g, s = cases.tensor_reduce_data()
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        fn = load(HERE / f"tr_global_{op}.cubin", b"k")
+        d, src = alloc(g), alloc(s)
+        dims, strides, box = tr_cases.geometry(dtype)
+        tm = probe.tmap_buffer()
+        U64 = C.c_uint64
+        check(cu.cuTensorMapEncodeTiled(
+            C.c_void_p(tm.ctypes.data), tr_cases.CU_DTYPE[dtype], 2, C.c_void_p(d.value),
+            (U64 * 2)(*dims), (U64 * 1)(*strides), (C.c_uint32 * 2)(*box),
+            (C.c_uint32 * 2)(1, 1), 0, 3, 0, 0), "encode tiled")
+        probe.launch(fn, 128, [alloc(tm), src, C.c_uint32(coords[0]), C.c_uint32(coords[1])])
+        np.save(tmp / f"{case}.npy", fetch(d, g))
+    except RuntimeError as e:
+        (tmp / f"{case}.err").write_text(str(e))
+
+
+def tensor_reduce2_pack(out: Path, tmp: Path):
+    import tr_cases
+    res, log = {}, {}
+    for case in tr_cases.CASES:
+        if (tmp / f"{case}.npy").exists():
+            res[f"tensor_reduce/{case}"] = np.load(tmp / f"{case}.npy")
+            log[case] = "ok"
+        else:
+            err = tmp / f"{case}.err"
+            log[case] = err.read_text() if err.exists() else "no result"
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"machine": probe.name.value.decode(), "driver": probe.drv.value,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "arch": "sm_90a", "cubin": "ptxas 13.5 -arch=sm_90a", "log": log}
+    np.savez_compressed(out / "tensor_reduce2_sm90.npz", meta=np.array(json.dumps(meta)), **res)
+    print(json.dumps(log))
+
+
 if __name__ == "__main__":
     o, what = Path(sys.argv[1]), sys.argv[2]
-    sincos(o) if what == "sincos" else tensor_reduce(o, what)
+    if what == "sincos":
+        sincos(o)
+    elif what.startswith("tr2:"):
+        tensor_reduce2(o, what[4:])
+    elif what == "tr2pack":
+        tensor_reduce2_pack(o, Path(sys.argv[3]))
+    else:
+        tensor_reduce(o, what)

@@ -4,7 +4,8 @@ memory of 15 op / type pairs with subnormal, signed-zero, infinity, NaN and tie 
 base at the box corner); the same PTX text and inputs run by ptxsim (target sm_90a), compared
 byte for byte. cp.reduce.async.bulk.tensor .add.f32 (FLOAT32 and FLOAT32_FTZ maps, a clipped box):
 recorded in a second run with the kernel assembled by ptxas 13.5 (hardware/sincos_2pi/build.py;
-the driver-JIT run had faulted), tensor_reduce_sm90.npz; .min.f32 faulted there too."""
+the driver-JIT run had faulted), tensor_reduce_sm90.npz; .min.f32 faulted there too; and every
+redOp on integer / 16-bit / f64 maps (tensor_reduce2_sm90.npz, hardware/sincos_2pi/tr_cases.py)."""
 import json
 import sys
 from pathlib import Path
@@ -92,3 +93,42 @@ def test_im2col(case):
     bad = np.argwhere(got != exp)
     assert not bad.size, f"{len(bad)} of {got.size} halves differ, first (pixel, half) " \
                          f"{bad[:6].tolist()}"
+
+
+def _load_tr_cases():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "sincos_2pi_tr_cases", ROOT / "hardware" / "sincos_2pi" / "tr_cases.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+TR_CASES = _load_tr_cases()
+TR2 = np.load(ROOT / "tests" / "data" / "hardware" / "tma_modes" / "tensor_reduce2_sm90.npz")
+TR2_LOG = json.loads(str(TR2["meta"]))["log"]
+
+
+@pytest.mark.parametrize("case", sorted(TR_CASES.CASES))
+def test_tensor_reduce_every_op_and_map_type(case):
+    """The second H200 capture (hardware/sincos_2pi/tr_cases.py): integer, 16-bit and f64 maps
+    with every redOp they pair with, bit-exact; .min / .max of f32-FTZ / f64 maps faulted there
+    and raise IllegalInstructionError here."""
+    from ptxsim.errors import IllegalInstructionError
+    dtype, op, coords = TR_CASES.CASES[case]
+    g, s = cases.tensor_reduce_data()
+    dst = g.copy()
+    gm = GlobalMemory()
+    dims, strides, box = TR_CASES.geometry(dtype)
+    tm = TensorMap.encode_tiled(dtype, 2, dst, dims, strides, box, swizzle="128B").bind(gm)
+    run = Launch(kernels.head() + kernels.TENSOR_REDUCE.format(op=op), "k", 1, 128,
+                 args=[_in_global(tm), s, *coords], target="sm_90a", gmem=gm).run
+    if TR2_LOG[case] != "ok":
+        assert "ILLEGAL_INSTRUCTION" in TR2_LOG[case]
+        with pytest.raises(IllegalInstructionError):
+            run()
+        return
+    run()
+    want = TR2[f"xor/{case}"] ^ g
+    bad = np.argwhere(dst != want)
+    assert not bad.size, f"{len(bad)} words differ, first {bad[:3].tolist()}"

@@ -42,7 +42,8 @@ MAP_TYPES = {"uint32": "u32", "int32": "s32", "uint64": "u64", "int64": "s64",
              "float64": "f64"}
 
 
-# redOp / map element pairs the hardware refuses at run time (.min / .max of float32 maps: measured)
+# map element types whose .min / .max the hardware refuses at run time (measured: .min f32, .max
+# f32-FTZ, .min f64)
 FLOAT_MINMAX_FAULTS = ("f32", "f32.ftz", "f64")
 
 
@@ -118,8 +119,8 @@ def reduce_tensor_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.nda
     if t is None:
         raise UnsupportedFeature(f"cp.reduce.async.bulk.tensor on a {tmap.dtype} tensor map")
     if op in ("min", "max") and t in FLOAT_MINMAX_FAULTS:
-        # The H200 stops .min on a FLOAT32 map with an illegal-instruction fault (ptxas 13.5
-        # cubin and driver JIT alike; hardware/sincos_2pi/build.py, tma_modes README); ptxas 13.5
+        # The H200 stops .min on FLOAT32 and FLOAT64 maps and .max on a FLOAT32_FTZ map with an
+        # illegal-instruction fault (hardware/sincos_2pi, tma_modes README); ptxas 13.5
         # refuses the same pairs in cp.reduce.async.bulk ("Incorrect type '.f32' for operation
         # '.min'"), whose type comes from the instruction instead of the map.
         raise IllegalInstructionError(
