@@ -533,6 +533,9 @@ form("cp", f"^.async ^.bulk .global .shared::cta .bulk_group {{{_HINT}}} .cp_mas
      "a a ri@.u32#0..1048560%16 (.L2::cache_hint)ri@.u64 r@.b16", since=(8, 6), req=SM100)
 form("cp", "^.async ^.bulk ^.commit_group", "", since=(8, 0), req=SM(90))
 form("cp", "^.async ^.bulk ^.wait_group {.read}", "n", since=(8, 0), req=SM(90))
+# PTX ISA 9.5 (ptxas 13.5: .version 9.5, sm_90+, not with .read); executed as wait_group N
+form("cp", "^.async ^.bulk ^.wait_group .sync_restrict::proxy::async", "n", since=(9, 5),
+     req=SM(90))
 form("cp", f"^.async ^.bulk ^.prefetch .L2 .global {{{_HINT}}}", "a ri@.u32#0..1048560%16 (.L2::cache_hint)ri@.u64", since=(8, 0),
      req=SM(90))
 _DIM = ".1d .2d .3d .4d .5d"
@@ -593,6 +596,8 @@ form("fence", ".acquire .sync_restrict::shared::cluster .cluster", "", since=(8,
 form("fence", ".release .sync_restrict::shared::cta .cluster", "", since=(8, 6), req=SM(90))
 form("fence", ".mbarrier_init .release .cluster", "", since=(8, 0), req=SM(90))
 form("fence", "^.proxy .alias", "", since=(7, 5), req=SM(70))
+# PTX ISA 9.5 (ptxas 13.5: this one spelling, .version 9.5, sm_90+); a no-op like every fence
+form("fence", "^.alias .sync_restrict::read .release .sys", "", since=(9, 5), req=SM(90))
 form("fence", "^.proxy .async {.global|.shared::cta|.shared::cluster}", "", since=(8, 0), req=SM(90))
 form("fence", "^.proxy .tensormap::generic .release .scope", "", scope=SCOPE, since=(8, 3), req=SM(90))
 form("fence", "^.proxy .tensormap::generic .acquire .scope", "a n#128", scope=SCOPE, since=(8, 3),
