@@ -197,15 +197,27 @@ def test_a_launch_report_carries_the_kernels_warnings(tmp_path, monkeypatch, cap
     assert capsys.readouterr().err.count("as the hardware does") == 1
 
 
-def test_a_map_ptxsim_cannot_encode_is_a_named_error_not_a_crash():
-    # the sm_100-only swizzle 128B_atom_32B (CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4): its bytes
-    # were never recorded, so the driver model refuses it by name (CUTLASS example 83 meets it)
+def test_the_sm100_only_128B_atom_swizzle_encodes_on_a_b200_and_is_refused_on_an_h200():
+    # CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4 (CUTLASS example 83's metadata map, CUTLASS 4.2's
+    # fp32 epilogue): encoded on the B200 the model is (its bits are ptxsim's placement,
+    # docs/cuda.md), read back as that swizzle; the H200's driver refuses it (recorded sweep)
     from ptxsim.errors import CudaError
+    from ptxsim.machine.tensormap import TensorMap
     cuda.reset()
     cuda.cuInit(0)
     cuda.cuCtxSetCurrent(cuda.cuDevicePrimaryCtxRetain(0))
     d = cuda.cuMemAlloc(1 << 16)
-    with pytest.raises(CudaError) as e:
-        cuda.cuTensorMapEncodeTiled(7, 2, d, [256, 64], [1024], [32, 16], [1, 1], 0, 4, 2, 0)
-    assert e.value.result == "CUDA_ERROR_NOT_SUPPORTED" and "128B_atom_32B" in e.value.why
+    tm = cuda.cuTensorMapEncodeTiled(7, 2, d, [256, 64], [1024], [32, 16], [1, 1], 0, 4, 2, 0)
+    assert TensorMap.from_bytes(bytes(tm)).swizzle == "128B_atom_32B"
     cuda.reset()
+    cuda.configure(["h200"])
+    try:
+        cuda.cuInit(0)
+        cuda.cuCtxSetCurrent(cuda.cuDevicePrimaryCtxRetain(0))
+        d = cuda.cuMemAlloc(1 << 16)
+        with pytest.raises(CudaError) as e:
+            cuda.cuTensorMapEncodeTiled(7, 2, d, [256, 64], [1024], [32, 16], [1, 1], 0, 4, 2, 0)
+        assert e.value.result == "CUDA_ERROR_INVALID_VALUE" and "128B_ATOM" in e.value.why
+    finally:
+        cuda.reset()
+        cuda.configure(None)

@@ -153,3 +153,24 @@ def test_non_ws_m64_metadata_not_established():
     from ptxsim.errors import LayoutError
     with pytest.raises(LayoutError, match="not established"):
         sparsity.metadata_cells("f16", 32, M=64)
+
+
+def test_undefined_metadata_on_a_chunk_of_zeros_runs_with_a_warning():
+    """CUTLASS's SM90StructuredSparseCompressor writes metadata 0b0000 (both indices 0, which
+    9.7.16.10.8 leaves undefined) for a chunk whose four elements are zero. Both stored values
+    are zero, so the chunk adds nothing whatever the hardware does with the repeated index:
+    ptxsim runs it, warning; the same metadata over a non-zero value stays an error."""
+    from ptxsim.errors import SpecDeviationWarning
+    one, two, neg0 = 0x3C00, 0x4000, 0x8000            # f16 1.0, 2.0, -0.0
+    nib = np.array([[0b0000, 0b0100]])                  # chunk 0: idx 0, 0; chunk 1: idx 0, 1
+    for zeros in ([0, 0], [neg0, 0]):
+        stored = np.array([zeros + [one, two]], np.uint16)
+        with pytest.warns(SpecDeviationWarning, match="0b0000 .*both stored values"):
+            dense = sparsity.decompress(stored, nib, "f16")
+        assert dense.tolist() == [[0, 0, 0, 0, one, two, 0, 0]] or \
+            dense.tolist() == [[neg0, 0, 0, 0, one, two, 0, 0]]
+    with pytest.raises(SparsityMetadataError, match="0b0000"):
+        sparsity.decompress(np.array([[one, 0, one, two]], np.uint16), nib, "f16")
+    # i8: 0x80 is -128, not a zero
+    with pytest.raises(SparsityMetadataError):
+        sparsity.decompress(np.array([[0x80, 0, 1, 2]], np.uint8), nib, "i8")

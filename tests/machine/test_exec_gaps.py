@@ -338,7 +338,6 @@ def test_tensormap_replace_elemtype_codes():
 
 @pytest.mark.parametrize("line, what", [
     ("tensormap.replace.tile.swizzle_mode.global.b1024.b32 [%rd1], 4;", "swizzle_mode code 4"),
-    ("tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 1;", "swizzle_atomicity"),
 ])
 def test_tensormap_replace_unknown_codes_are_named(line, what):
     from ptxsim.errors import UnsupportedFeature

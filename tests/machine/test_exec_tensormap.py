@@ -1,5 +1,6 @@
 """tensormap.replace in a kernel: a grid-constant tensor map copied to global memory, its
 global_address replaced, then used by a TMA load (hand-written PTX; ptxas 13.0 accepts it)."""
+import dataclasses
 import numpy as np
 import pytest
 
@@ -56,11 +57,19 @@ def test_replaced_global_address_redirects_the_tma_load():
     assert np.array_equal(out, other)                  # not `first`: the address was replaced
 
 
-def test_field3_codes_are_refused_by_name():
-    ptx = PTX.replace("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
-                      "tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 1;")
-    with pytest.raises(UnsupportedFeature, match="swizzle_atomicity"):
-        launch(ptx, "tm_replace", 1, 32, args=[TensorMap.for_array(np.zeros((8, 16), np.float32),
-                                                                   (16, 8)),
-                                              np.zeros(128, np.uint8), np.zeros(1, np.float32),
-                                              np.zeros(1, np.float32)])
+def test_swizzle_atomicity_makes_the_128B_atom_swizzles():
+    """tensormap.replace.swizzle_atomicity 1 / 2 / 3 on a 128B-swizzled map gives the map that
+    cuTensorMapEncodeTiled writes for CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B / _32B_FLIP_8B / _64B
+    (the PTX ISA's split of the CUtensorMapSwizzle enum into mode 3 + atomicity), byte for byte,
+    and a map read back from either decodes to that swizzle; atomicity 0 gives 128B back."""
+    from ptxsim.machine.tensormap import replace_field
+    a = np.zeros((8, 64), np.float32)
+    base = TensorMap.for_array(a, (32, 8), swizzle="128B")
+    blob = dataclasses.replace(base, global_address=0x10000).to_bytes()
+    for code, name in ((1, "128B_atom_32B"), (2, "128B_atom_32B_flip_8B"), (3, "128B_atom_64B")):
+        atom = replace_field(blob, "swizzle_atomicity", code)
+        direct = TensorMap.for_array(a, (32, 8), swizzle=name)
+        direct = dataclasses.replace(direct, global_address=0x10000).to_bytes()
+        assert atom == direct
+        assert TensorMap.from_bytes(atom).swizzle == name
+        assert replace_field(atom, "swizzle_atomicity", 0) == blob

@@ -302,7 +302,9 @@ def memcheck_text(kernel: str, e: CudaError) -> str:
         lines.append(f"========= Invalid {label} {access} of size {f.size} bytes")
     else:
         lines.append(f"========= {type(f).__name__}: {e.result}")
-    lines.append(f"=========     at {demangle(kernel)} PTX line {f.ptx_line}: {f.instruction}")
+    # every finding the executor raises carries its line; the instruction text only some kinds
+    lines.append(f"=========     at {demangle(kernel)} PTX line {getattr(f, 'ptx_line', '?')}: "
+                 f"{getattr(f, 'instruction', None) or ''}".rstrip(": "))
     lines.append(f"=========     by thread ({tid}) in block ({ctaid})")
     why = getattr(f, "why", None) or str(f)
     if access and addr is not None:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import LayoutError, OperandError, SparsityMetadataError, UndefinedBehavior
+from ptxsim.errors import (LayoutError, OperandError, SparsityMetadataError, SpecDeviationWarning,
+                           UndefinedBehavior)
 from ptxsim.isa.datapath import metadata_position
 
 
@@ -77,17 +78,47 @@ def _legal_table(kind: str) -> np.ndarray:
     return legal
 
 
-def check_metadata(nibbles: np.ndarray, kind: str, row_offset: int = 0) -> None:
-    """Raise SparsityMetadataError at the first meaningless metadata value."""
+def check_metadata(nibbles: np.ndarray, kind: str, row_offset: int = 0,
+                   stored: np.ndarray | None = None) -> None:
+    """Raise SparsityMetadataError at the first meaningless metadata value.
+
+    With `stored` (the compressed raw bits, (M, K/2)): a meaningless value in a chunk whose stored
+    elements are all zero bits (or -0 for the f16 / bf16 / tf32 kinds) is run with a
+    SpecDeviationWarning instead. Whatever the hardware makes of the repeated index, both stored
+    values are zero, so the chunk adds nothing; CUTLASS's structured-sparse compressor
+    (SM90StructuredSparseCompressor, used by its example 83) writes 0b0000 for a chunk of four
+    zeros."""
     bad = ~_legal_table(kind)[np.asarray(nibbles, np.int64) & 0xF]
-    if bad.any():
-        r, j = (int(x) for x in np.argwhere(bad)[0])
-        v = int(nibbles[r, j])
-        allowed = ", ".join(f"{x:#06b}" for x in (MEANINGFUL_TF32 if kind == "tf32"
-                                                  else MEANINGFUL_2OF4))
-        raise SparsityMetadataError(f"tcgen05.mma.sp .kind::{kind}: metadata value {v:#06b} is "
-                                    f"not one of the meaningful values {allowed}; the rest are "
-                                    "undefined (9.7.16.10.8)", row=r + row_offset, chunk=j)
+    if not bad.any():
+        return
+    if stored is not None:
+        a = np.asarray(stored)
+        M, nchunks = bad.shape
+        raw = a.reshape(M, nchunks, -1).astype(np.uint64)
+        zero = raw == 0
+        width = {"f16": 16, "tf32": 32}.get(kind)
+        if width is not None:
+            zero |= raw == np.uint64(1 << (width - 1))
+        excused = bad & zero.all(axis=2)
+        if excused.any():
+            import warnings
+            r, j = (int(x) for x in np.argwhere(excused)[0])
+            warnings.warn(SpecDeviationWarning(
+                f"tcgen05.mma.sp .kind::{kind}: metadata value {int(nibbles[r, j]):#06b} (row "
+                f"{r + row_offset}, chunk {j}; {int(excused.sum())} chunks in all) is undefined "
+                "(9.7.16.10.8), but both stored values of the chunk are zero, so the chunk adds "
+                "nothing whatever index the hardware takes (CUTLASS's compressor writes 0b0000 "
+                "for a chunk of four zeros)"), stacklevel=2)
+        bad = bad & ~excused
+        if not bad.any():
+            return
+    r, j = (int(x) for x in np.argwhere(bad)[0])
+    v = int(nibbles[r, j])
+    allowed = ", ".join(f"{x:#06b}" for x in (MEANINGFUL_TF32 if kind == "tf32"
+                                              else MEANINGFUL_2OF4))
+    raise SparsityMetadataError(f"tcgen05.mma.sp .kind::{kind}: metadata value {v:#06b} is "
+                                f"not one of the meaningful values {allowed}; the rest are "
+                                "undefined (9.7.16.10.8)", row=r + row_offset, chunk=j)
 
 
 def decompress(compressed: np.ndarray, nibbles: np.ndarray, kind: str,
@@ -105,7 +136,7 @@ def decompress(compressed: np.ndarray, nibbles: np.ndarray, kind: str,
     if nib.shape != (M, nchunks):
         raise OperandError(f"sparse .kind::{kind}: {M} x {2 * half} A needs ({M}, {nchunks}) "
                            f"metadata values, got {nib.shape}")
-    check_metadata(nib, kind, row_offset)
+    check_metadata(nib, kind, row_offset, a)
     out = np.zeros((M, nchunks, g.chunk), a.dtype)
     rows = np.arange(M)[:, None]
     chunks = np.arange(nchunks)[None, :]

@@ -372,13 +372,10 @@ class TensorMap:
             mode=int(self.mode == "im2col"), dtype=self.dtype, rank=self.rank,
             address=int(self.global_address) % 2**64, dims=self.global_dim,
             strides=self.global_strides, box=self.box_dim, estr=self.element_strides,
-            interleave=INTERLEAVES[self.interleave], swizzle=SWIZZLES[self.swizzle] & 3,
+            interleave=INTERLEAVES[self.interleave], swizzle=SWIZZLES[self.swizzle],
             l2=L2_PROMOTIONS[self.l2_promotion], oob=OOB_FILLS[self.oob_fill],
             element_bytes=1, lower=self.lower_corner, upper=self.upper_corner,
             channels=self.channels_per_pixel, pixels=self.pixels_per_column)
-        if SWIZZLES[self.swizzle] >= 4:
-            raise UnsupportedFeature(f"the byte encoding of swizzle {self.swizzle} (sm_100 only; "
-                                     "the recorded sm_90 driver refuses it)")
         # the driver's box-byte word (16) counts element bytes; recomputed with the true size
         words = list(struct.unpack("<32I", blob))
         words[16] = int(words[16] * esize) & 0xFFFFFFFF
@@ -998,11 +995,9 @@ def replace_address_bytes(blob: bytes, global_address: int) -> bytes:
 def replace_field(blob: bytes, field: str, value: int, ordinal: int | None = None) -> bytes:
     """tensormap.replace.tile.<field> [addr], {ord,} new_val on the 128 bytes in memory: the
     bits an H200 writes (tensormap_bytes.replace; 3,843 recorded replaces), whatever the block
-    held before (a zeroed block included). Codes no measurement places raise UnsupportedFeature:
-    swizzle_atomicity (sm_100 only), swizzle_mode 4 (96B, sm_100 only)."""
-    if field == "swizzle_atomicity":
-        raise UnsupportedFeature("tensormap.replace.swizzle_atomicity: its bits in the map are "
-                                 "not known (sm_100 only; not measured)")
+    held before (a zeroed block included); swizzle_atomicity (sm_100 only) into ptxsim's own
+    bits (tensormap_bytes). Codes no measurement places raise UnsupportedFeature: swizzle_mode 4
+    (96B, sm_100 only)."""
     if field == "swizzle_mode" and value == 4:
         raise UnsupportedFeature("tensormap.replace.swizzle_mode code 4 (96B swizzle): its bits "
                                  "in the map are not known (sm_100 only; not measured)")

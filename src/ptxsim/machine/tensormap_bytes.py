@@ -16,6 +16,7 @@ and every tensormap.replace writes what the GPU wrote.
 | 2 | 15 | OOB fill NaN (request zero FMA) |
 | 2 | 16 | tf32 rounding (the TFLOAT32 types: f32 / f32.ftz element code plus this bit) |
 | 2 | 17-18 | L2 promotion (0 none, 1 64B, 2 128B, 3 256B) |
+| 2 | 19-20 | swizzle atomicity of the 128B swizzle: 0 16B, 1 32B, 2 32B + 8B flip, 3 64B (ptxsim's own placement, below) |
 | 3-6 | 32 each | global stride i >> 4, low 32 bits (i = 0..3: strides of dimensions 1..4) |
 | 7 | 4i..4i+3 | global stride i >> 4, bits 32-35 (strides are 36-bit counts of 16 bytes) |
 | 8-12 | 32 each | global dim i - 1 |
@@ -35,6 +36,15 @@ Element type codes 11-13 (the packed 16U4_ALIGN8B / 16U4_ALIGN16B / 16U6_ALIGN16
 128B_ATOM_* swizzles 4-6) are not produced by the sm_90 driver (it refuses those arguments); the
 codes 11-13 follow the free codes in order and match CuTe DSL 4.8.1, which writes 11 for its
 packed fp4 (16U4_ALIGN8B) operand: an inference, named in docs/cuda.md.
+
+The sm_100-only swizzles CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B / _32B_FLIP_8B / _64B (enum 4-6) are
+the 128B swizzle (field 13-14 = 3) with a swizzle atomicity other than 16B, the split the PTX ISA
+makes in tensormap.replace (.swizzle_mode 3 + .swizzle_atomicity 1 / 2 / 3). Where a B200's driver
+keeps the atomicity in the 128 bytes is unknown (the sm_90 driver refuses these swizzles, so an
+H200 cannot record it); ptxsim keeps it in word 2 bits 19-20, which every recorded sm_90 map
+leaves zero (tests/cuda/test_tensormap_driver.py). CUDA treats CUtensorMap as opaque: a program
+that encodes, copies and tensormap.replaces maps sees one consistent format; only a program that
+builds map bytes by hand from a B200 dump would see the difference (docs/cuda.md).
 """
 from __future__ import annotations
 
@@ -56,7 +66,7 @@ CODE_ELEMTYPE = {v: k for k, v in ELEMTYPE_CODE.items()}
 # 13..15 (.b4x16, .b4x16_p64, .b6x16_p32) need sm_100 and are the inferred codes 11..13
 REPLACE_ELEMTYPE = {**{i: (i, 0) for i in range(11)}, 11: (7, 1), 12: (8, 1), 13: (11, 0),
                     14: (12, 0), 15: (13, 0)}
-SWIZZLE_SPAN = {0: 0, 1: 32, 2: 64, 3: 128}
+SWIZZLE_SPAN = {0: 0, 1: 32, 2: 64, 3: 128, 4: 128, 5: 128, 6: 128}
 CORNER_BITS = {3: 16, 4: 8, 5: 5}
 
 
@@ -76,8 +86,10 @@ def encode(*, mode: int, dtype: str, rank: int, address: int, dims, strides, box
     code, tf32 = ELEMTYPE_CODE[dtype]
     w = [0] * 32
     w[0], w[1] = address & 0xFFFFFFFF, (address >> 32) & 0xFFFFFFFF
-    w[2] = (mode | (rank - 1) << 4 | code << 7 | interleave << 11 | swizzle << 13 | oob << 15
-            | tf32 << 16 | l2 << 17)
+    # swizzle 4-6 (the 128B_ATOM_* enums): the 128B field plus the atomicity code
+    field, atom = (3, swizzle - 3) if swizzle >= 4 else (swizzle, 0)
+    w[2] = (mode | (rank - 1) << 4 | code << 7 | interleave << 11 | field << 13 | oob << 15
+            | tf32 << 16 | l2 << 17 | atom << 19)
     for i, s in enumerate(strides):
         s >>= 4
         w[3 + i] = s & 0xFFFFFFFF
@@ -113,7 +125,10 @@ def decode(blob: bytes) -> dict:
         "mode": w[2] & 1, "rank": rank, "code": (code, tf32),
         "dtype": CODE_ELEMTYPE.get((code, tf32)),
         "address": w[0] | w[1] << 32,
-        "interleave": w[2] >> 11 & 3, "swizzle": w[2] >> 13 & 3, "oob": w[2] >> 15 & 1,
+        "interleave": w[2] >> 11 & 3, "oob": w[2] >> 15 & 1,
+        # the CUtensorMapSwizzle enum: 0-3, or 4-6 for the 128B swizzle with a wider atomicity
+        "swizzle": (w[2] >> 13 & 3) + ((w[2] >> 19 & 3) if (w[2] >> 13 & 3) == 3 else 0),
+        "atomicity": w[2] >> 19 & 3,
         "l2": w[2] >> 17 & 3,
         "strides": tuple((w[3 + i] | (w[7] >> 4 * i & 15) << 32) << 4 for i in range(rank - 1)),
         "dims": tuple(w[8 + i] + 1 for i in range(rank)),
@@ -176,6 +191,12 @@ def replace(blob: bytes, field: str, value: int, ordinal: int | None = None) -> 
         if v not in (0, 1, 2, 3):
             raise KeyError(v)
         w[2] = w[2] & ~(3 << 13) | v << 13
+    elif field == "swizzle_atomicity":
+        # new_val 0 16B, 1 32B, 2 32B + 8B flip, 3 64B (PTX ISA tensormap new_val validity);
+        # bits 19-20 are ptxsim's placement (module docstring)
+        if v not in (0, 1, 2, 3):
+            raise KeyError(v)
+        w[2] = w[2] & ~(3 << 19) | v << 19
     elif field == "fill_mode":
         if v not in (0, 1):
             raise KeyError(v)
