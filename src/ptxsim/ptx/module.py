@@ -33,6 +33,9 @@ class RegDecl:
         return False
 
 
+_DIGITS = "0123456789"
+
+
 class RegisterTable:
     """name -> declared type, over a set of RegDecls (ranges resolved without expanding)."""
 
@@ -46,10 +49,8 @@ class RegisterTable:
     def get(self, name: str, default=None):
         if name in self.exact:
             return self.exact[name]
-        k = len(name)
-        while k > 0 and name[k - 1].isdigit():
-            k -= 1
-        prefix, idx = name[:k], name[k:]
+        prefix = name.rstrip(_DIGITS)
+        idx = name[len(prefix):]
         if idx and prefix in self.ranges and (idx == "0" or not idx.startswith("0")):
             for c, t in self.ranges[prefix]:
                 if int(idx) < c:
@@ -91,10 +92,8 @@ class RegisterTable:
             return None
         if name in self.vectors:
             return self.vectors[name]
-        k = len(name)
-        while k > 0 and name[k - 1].isdigit():
-            k -= 1
-        return self.vectors.get(name[:k]) if k < len(name) else None
+        prefix = name.rstrip(_DIGITS)
+        return self.vectors.get(prefix) if len(prefix) < len(name) else None
 
 
 class ScopedRegisters:

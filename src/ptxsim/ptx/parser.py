@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ptxsim.errors import PtxSyntaxError
+from ptxsim.ptx.gcpause import paused
 from ptxsim.ptx.instruction import (Address, Group, Immediate, Instruction, Label, Predicate,
                                     Register, RegisterPair, SourceLoc, SpecialRegister, Vector,
                                     float_immediate, int_immediate, split_mnemonic)
@@ -75,6 +76,9 @@ _LOC = re.compile(r"\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)"
                   r"(?:[ \t]*,[ \t]*[A-Za-z_]\w*(?:[ \t]+(?:[A-Za-z_$%][\w$]*|\d+))+)*")
 _INT_AT = re.compile(r"\s*((?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uU]?)(?![\w.])")
 _SECTION_BODY = re.compile(r"\{[^}]*\}")
+# a flat `{ int, int, ... }` initializer of decimal integers without leading zeros (a leading 0
+# means octal in PTX: those take the general path)
+_FLAT_INIT = re.compile(r"\s*\{\s*(-?(?:0|[1-9]\d*)(?:\s*,\s*-?(?:0|[1-9]\d*))*)\s*\}(?![\w.])")
 
 
 class _Bad(Exception):
@@ -479,6 +483,13 @@ class _Parser:
                 for name, dims in decls]
 
     def initializer(self):
+        m = _FLAT_INIT.match(self.text, self.pos)
+        if m is not None:
+            # `{202, 29, 180, ...}`: a flat list of decimal integers (nvcc's tables, 10^5
+            # elements) read in one step; anything else (octal, hex, floats, names, nesting)
+            # goes through the tokenizer below
+            self.pos = m.end()
+            return [int(v) for v in m.group(1).split(",")]
         kind, val, start = self.next()
         if val == "{":
             vals = [self.initializer()]
@@ -781,7 +792,8 @@ def _resolve_registers(f: Function, named=None) -> None:
 def parse_module(text: str, filename: str | None = None) -> Module:
     """Parse a whole PTX module. Raises PtxSyntaxError(line, col) on malformed text."""
     try:
-        return _Parser(text, filename).module()
+        with paused():
+            return _Parser(text, filename).module()
     except RecursionError:
         raise PtxSyntaxError("nesting too deep", None, None, filename) from None
 

@@ -47,7 +47,7 @@ class _Env:
         self.address_size = address_size
         self.spaces = spaces or {}          # symbol -> state space (".shared", ".param", ...)
         self.tables = tables                # labels naming a .branchtargets list
-        self.sigs: dict = {}                # operand -> _sig (operands are immutable)
+        self.sigs: dict = {}                # id(operand) -> (operand, id of its _sig)
 
     def space_of(self, name: str):
         return self.spaces.get(name)
@@ -99,15 +99,31 @@ def _sig(op, env: _Env):
     return ("?",)
 
 
+_SIG_IDS: dict = {}                 # operand signature -> a small integer naming it
+_NEXT_ID = [0]                      # ids are never reused (a clear keeps old ids unique)
+
+
+def _sig_id(sg) -> int:
+    k = _SIG_IDS.get(sg)
+    if k is None:
+        if len(_SIG_IDS) > 200_000:
+            _SIG_IDS.clear()
+        k = _SIG_IDS[sg] = _NEXT_ID[0]
+        _NEXT_ID[0] += 1
+    return k
+
+
 def check(inst, ctx, out: list, env: _Env) -> None:
     """Append the diagnostic (if any) of a base instruction to `out`."""
+    # per operand object (by identity: nvcc's registers are unique, so hashing the frozen
+    # dataclasses cost more than the look-up saves), the id of its signature
     sigs = env.sigs
     osig = []
     for o in inst.operands:
-        sg = sigs.get(o)
-        if sg is None:
-            sg = sigs[o] = _sig(o, env)
-        osig.append(sg)
+        e = sigs.get(id(o))
+        if e is None or e[0] is not o:
+            e = sigs[id(o)] = (o, _sig_id(_sig(o, env)))
+        osig.append(e[1])
     key = (inst.opcode, inst.qualifiers, tuple(osig), ctx.target.name, ctx.ptx, env.address_size)
     msgs = _CACHE.get(key)
     if msgs is None:
