@@ -20,9 +20,13 @@ import numpy as np
 
 from ptxsim.errors import (ExecutionError, PtxsimError, PtxValidationError, UnsupportedFeature)
 from ptxsim.machine.executor import Launch, Wave, param_decls
+from ptxsim.machine.memory import GlobalMemory
 from ptxsim.machine.handlers import PURE_OPS, handler
 from ptxsim.machine.params import param_offsets
 from ptxsim.ptx import parse_module
+from ptxsim.ptx.gcpause import paused
+from ptxsim.ptx.instruction import (Address, Group, Label, Register, RegisterPair,
+                                    SpecialRegister, Vector)
 from ptxsim.ptx.module import Module
 
 
@@ -65,18 +69,39 @@ def _strip(msg: str) -> str:
 
 def unexecutable(ptx, target: str | None = None) -> list[Gap]:
     module = ptx if isinstance(ptx, Module) else parse_module(ptx)
+    with paused():          # the programs built here stay alive to the end (ptx/gcpause.py)
+        return _unexecutable(module, target)
+
+
+def _unexecutable(module: Module, target: str | None) -> list[Gap]:
     target = target or module.target or "sm_100a"
     gaps: dict[tuple, Gap] = {}
+    # Instructions of one form are built once: a builder decides from the opcode, the
+    # qualifiers and the operands' kinds and declared types (`_shape`), so a form that built
+    # is not built again (a 480k-line nvcc module has ~3,000 forms in 280k instructions).
+    # Forms that failed are built at every occurrence, each with its own message.
+    built: set = set()
+    gmem, module_globals = GlobalMemory(), None
     for fn in module.functions:
         if fn.kind != ".entry":
             continue
         try:
             _, size = param_offsets(param_decls(fn))
-            launch = Launch(module, fn.name, 1, 32, target=target, param_image=bytes(size))
+            # the module's .global variables are laid out (and their initializers converted)
+            # by the first launch only; later ones get their addresses
+            launch = Launch(module, fn.name, 1, 32, target=target, param_image=bytes(size),
+                            gmem=gmem, module_globals=module_globals)
             wave = Wave(launch, np.array([0]))
         except PtxsimError:
             continue                              # a launch-level problem, not coverage
+        if module_globals is None:
+            names = {v.name for v in module.variables if v.space == ".global"}
+            module_globals = {n: s.address for n, s in launch.symbols.items() if n in names}
+        shape = _Shapes(launch.program.registers)
         for pc, inst in enumerate(launch.program.instructions):
+            key = shape.of(inst)
+            if key in built:
+                continue
             try:
                 run = handler(wave, pc, inst)
                 if inst.opcode in PURE_OPS:
@@ -87,7 +112,56 @@ def unexecutable(ptx, target: str | None = None) -> list[Gap]:
                 why = _gap_reason(e)
                 if why is None:
                     continue
-                key = (inst.loc.file, inst.loc.line, str(inst))
-                gaps.setdefault(key, Gap(inst.loc.line, str(inst).strip(), _strip(why),
+                where = (inst.loc.file, inst.loc.line, str(inst))
+                gaps.setdefault(where, Gap(inst.loc.line, str(inst).strip(), _strip(why),
                                          inst.loc.file, inst.loc.col or 1))
+            else:
+                built.add(key)
     return sorted(gaps.values(), key=lambda g: (g.file or "", g.line))
+
+
+class _Shapes:
+    """The form of an instruction as a handler builder sees it: opcode, qualifiers, guard, and
+    each operand with its registers replaced by their declared type (and vector size) in the
+    kernel; constants, symbols, labels and special registers as written, except the target of
+    `bra` (its builder reads the resolved target from the program)."""
+
+    def __init__(self, registers):
+        self.registers = registers
+        self.memo: dict = {}                      # id(operand) -> (operand, its form)
+        self.types: dict = {}                     # register name -> form
+
+    def of(self, inst) -> tuple:
+        memo, ops = self.memo, []
+        for op in inst.operands:
+            f = memo.get(id(op))
+            if f is None:
+                f = memo[id(op)] = (op, self.operand(op))
+            ops.append(f[1])
+        if inst.opcode == "bra" and ops and isinstance(inst.operands[0], Label):
+            ops[0] = "label"
+        p = inst.predicate
+        return (inst.opcode, inst.qualifiers, tuple(ops),
+                None if p is None else (self.reg(p.name), p.negated))
+
+    def reg(self, name: str):
+        f = self.types.get(name)
+        if f is None:
+            t = self.registers.get(name)
+            f = self.types[name] = name if t is None or name == "_" else \
+                (t, self.registers.vector(name))
+        return f
+
+    def operand(self, op):
+        if isinstance(op, SpecialRegister):
+            return ("s", op.name, op.selector)
+        if isinstance(op, Register):
+            return ("r", self.reg(op.name), op.selector, op.negated, op.minus)
+        if isinstance(op, Address):
+            base = op.base if op.base is None else self.reg(op.base)
+            return ("a", base, op.offset, None if op.vector is None else self.operand(op.vector))
+        if isinstance(op, (Vector, Group)):
+            return (type(op).__name__, tuple(self.operand(e) for e in op.elements))
+        if isinstance(op, RegisterPair):
+            return ("p", self.operand(op.first), self.operand(op.second))
+        return op                                 # Immediate, Label: as written
