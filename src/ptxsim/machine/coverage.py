@@ -81,6 +81,7 @@ def _unexecutable(module: Module, target: str | None) -> list[Gap]:
     # is not built again (a 480k-line nvcc module has ~3,000 forms in 280k instructions).
     # Forms that failed are built at every occurrence, each with its own message.
     built: set = set()
+    forms: dict = {}
     gmem, module_globals = GlobalMemory(), None
     for fn in module.functions:
         if fn.kind != ".entry":
@@ -97,7 +98,7 @@ def _unexecutable(module: Module, target: str | None) -> list[Gap]:
         if module_globals is None:
             names = {v.name for v in module.variables if v.space == ".global"}
             module_globals = {n: s.address for n, s in launch.symbols.items() if n in names}
-        shape = _Shapes(launch.program.registers)
+        shape = _Shapes(launch.program.registers, forms)
         for pc, inst in enumerate(launch.program.instructions):
             key = shape.of(inst)
             if key in built:
@@ -124,22 +125,28 @@ class _Shapes:
     """The form of an instruction as a handler builder sees it: opcode, qualifiers, guard, and
     each operand with its registers replaced by their declared type (and vector size) in the
     kernel; constants, symbols, labels and special registers as written, except the target of
-    `bra` (its builder reads the resolved target from the program)."""
+    `bra` (its builder reads the resolved target from the program). Operand forms are numbered
+    (`ids`, shared by the kernels of a module), so that a form is a flat tuple to hash."""
 
-    def __init__(self, registers):
+    def __init__(self, registers, ids: dict):
         self.registers = registers
-        self.memo: dict = {}                      # id(operand) -> (operand, its form)
+        self.memo: dict = {}                      # id(operand) -> (operand, its form's number)
         self.types: dict = {}                     # register name -> form
+        self.ids = ids                            # operand form -> number
 
     def of(self, inst) -> tuple:
         memo, ops = self.memo, []
         for op in inst.operands:
             f = memo.get(id(op))
             if f is None:
-                f = memo[id(op)] = (op, self.operand(op))
+                form = self.operand(op)
+                k = self.ids.get(form)
+                if k is None:
+                    k = self.ids[form] = len(self.ids)
+                f = memo[id(op)] = (op, k)
             ops.append(f[1])
         if inst.opcode == "bra" and ops and isinstance(inst.operands[0], Label):
-            ops[0] = "label"
+            ops[0] = -1                           # any label
         p = inst.predicate
         return (inst.opcode, inst.qualifiers, tuple(ops),
                 None if p is None else (self.reg(p.name), p.negated))
@@ -153,6 +160,14 @@ class _Shapes:
         return f
 
     def operand(self, op):
+        t = type(op)
+        if t is Register:
+            return ("r", self.reg(op.name), op.selector, op.negated, op.minus)
+        if t is SpecialRegister:
+            return ("s", op.name, op.selector)
+        if t is Address:
+            base = op.base if op.base is None else self.reg(op.base)
+            return ("a", base, op.offset, None if op.vector is None else self.operand(op.vector))
         if isinstance(op, SpecialRegister):
             return ("s", op.name, op.selector)
         if isinstance(op, Register):

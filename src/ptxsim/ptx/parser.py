@@ -223,7 +223,9 @@ def _parse_operand(s: str):
 
 _OPCACHE: dict = {}
 _PRED_CACHE: dict = {}
-_WITH_LABEL: set = set()          # parsed operands that are or contain a bare name (Label)
+# ids of the parsed operands that are or contain a bare name (Label); each is in _OPCACHE, so
+# alive, and both are cleared together (identity: hashing the frozen dataclasses costs more)
+_WITH_LABEL: set = set()
 # an operand list's top-level pieces, when its brackets do not nest beyond [.., {..}]
 _TOP_LEVEL = re.compile(r"(?:\[[^\[\]]*\]|\{[^{}]*\}|\([^()]*\)|[^,\[\]{}()])+")
 _NESTED = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}|\([^()]*\)")
@@ -242,8 +244,8 @@ def _operand(s: str):
             _WITH_LABEL.clear()
         _OPCACHE[s] = op
         if isinstance(op, Label) or (isinstance(op, (Vector, Group)) and
-                                     any(e in _WITH_LABEL for e in op.elements)):
-            _WITH_LABEL.add(op)
+                                     any(id(e) in _WITH_LABEL for e in op.elements)):
+            _WITH_LABEL.add(id(op))
     return op
 
 
@@ -627,7 +629,7 @@ class _Parser:
             inst = new(Inst)            # frozen dataclass, filled without __init__'s setattrs
             inst.__dict__.update(opcode=opcode, qualifiers=quals, operands=operands,
                                  predicate=pred, loc=sl, text="")
-            if operands and any(o in labelled for o in operands):
+            if operands and not labelled.isdisjoint(map(id, operands)):
                 self.named.append((stmts, len(stmts)))
             append(inst)
             self.pos = end + 1
