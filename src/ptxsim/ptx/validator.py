@@ -324,6 +324,10 @@ _MEMO: dict = {}
 def _operand_names(op, ctx, labels, symbols) -> tuple:
     """What one operand alone breaks in its scope: undeclared registers, unknown symbols,
     constants wider than 64 bits, special registers (reported for the family instructions)."""
+    if type(op) is Register:                          # the common case, as below
+        if op.name != "_" and op.name not in ctx.regtypes:
+            return (("reg", f"register '{op.name}' is not declared in this scope"),)
+        return ()
     out = []
     for e in _leaves(op):
         if isinstance(e, Immediate):

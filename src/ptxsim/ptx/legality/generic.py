@@ -66,6 +66,13 @@ class _Env:
 
 def _sig(op, env: _Env):
     """The part of an operand a verdict depends on."""
+    if type(op) is Register and env.regtypes is not None:
+        # the common case first (a declared-or-not virtual register in a module), the same
+        # tuple as below with one table look-up
+        rt = env.regtypes.get(op.name)
+        return ("R", rt, op.negated, op.minus,
+                op.selector if op.selector is None else (op.selector, env.regtypes.vector(op.name)),
+                op.name == "_", rt is None)
     if isinstance(op, SpecialRegister):
         return ("S", op.name, op.selector)
     if isinstance(op, Register):
