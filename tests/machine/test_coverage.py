@@ -62,3 +62,19 @@ def test_every_ptx_file_of_the_test_data_is_executable(capsys):
     assert ptx_coverage.main(["--fail", str(ROOT / "tests")]) == 0
     out = capsys.readouterr().out
     assert "0 instructions the executor cannot run, 0 modules not parsed" in out
+
+
+def test_a_form_is_reported_at_every_occurrence():
+    # forms that build are built once per module; a form that does not is reported at each of
+    # its lines, in every kernel: line 15 (the multimem form again in the first kernel, after
+    # forms that built) and lines 25 and 26 (the second kernel, k2, starts at line 18)
+    second = GAPS.split(".visible", 1)[1].replace("entry k(", "entry k2(")
+    text = GAPS.replace("    ret;\n}\n", "    multimem.ld_reduce.relaxed.sys.global.add.u32 %r3, [%rd1];\n"
+                        "    ret;\n}\n") + ".visible" + second
+    gaps = unexecutable(text)
+    assert [g.line for g in gaps] == [11, 12, 15, 25, 26]
+    lines = text.splitlines()
+    assert lines[17].startswith(".visible .entry k2") and lines[24].strip().startswith(
+        "multimem.ld_reduce") and lines[25].strip().startswith("cvt.rn.satfinite.s2f6x2")
+    ok, msg = ptxas135.verdict(text)
+    assert ok, msg

@@ -77,8 +77,9 @@ def _unexecutable(module: Module, target: str | None) -> list[Gap]:
     target = target or module.target or "sm_100a"
     gaps: dict[tuple, Gap] = {}
     # Instructions of one form are built once: a builder decides from the opcode, the
-    # qualifiers and the operands' kinds and declared types (`_shape`), so a form that built
-    # is not built again (a 480k-line nvcc module has ~3,000 forms in 280k instructions).
+    # qualifiers and the operands' kinds and declared types (`_Shapes`), so a form that built
+    # is not built again (CUTLASS's FMHA example, nvcc 13.0: 1,759 forms in 240,421
+    # instructions of 44 kernels).
     # Forms that failed are built at every occurrence, each with its own message.
     built: set = set()
     forms: dict = {}
