@@ -33,12 +33,17 @@ def fork_context():
     return mp.get_context("fork")
 
 
-def _child(launch, part: Part, conn, new_session: bool) -> None:
+def _child(launch, part: Part, conn, new_session: bool, threads: int | None = None) -> None:
     if new_session:
         try:
             os.setsid()
         except OSError:
             pass
+    if threads is not None:
+        # the driver's core count shared among the workers: N workers each splitting their
+        # MMA batches over all cores would run N x cores arithmetic threads on the cores
+        from ptxsim.numerics import backend
+        backend.set_threads(threads)
     result = run_part(launch, part, on_wave=lambda i, n: conn.send(("wave", n)))
     conn.send(("done", result))
     conn.close()
@@ -48,11 +53,13 @@ def run_local(launch, parts: list[Part], *, new_session: bool = True,
               on_ctas=None) -> list[PartResult]:
     """Run each part in its own forked process; `on_ctas(n)` as waves of n CTAs finish."""
     ctx = fork_context()
+    from ptxsim.numerics import backend
+    threads = max(1, backend.threads() // max(1, len(parts)))
     procs, conns = {}, {}
     try:
         for part in parts:
             recv, send = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_child, args=(launch, part, send, new_session),
+            p = ctx.Process(target=_child, args=(launch, part, send, new_session, threads),
                             name=f"ptxsim-worker-{part.index}", daemon=True)
             p.start()
             send.close()

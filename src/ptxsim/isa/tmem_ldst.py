@@ -35,8 +35,8 @@ from ptxsim.errors import (OperandError, PtxValidationError, SpecDeviationWarnin
                            UndefinedBehavior)
 from ptxsim.isa.legality import Form, Operand, Slot, check_form, check_notes, match_slots
 from ptxsim.isa.targets import TCGEN05, Arch, Family, Req
-from ptxsim.isa.tmem import (ALIGNED, B32, LANES_PER_WARP, N_COLUMNS, N_LANES, SYNC,
-                             TCGEN05_SINCE,
+from ptxsim.isa.tmem import (ALIGNED, B32, COLUMN_MASK, LANE_SHIFT, LANES_PER_WARP,
+                             N_COLUMNS, N_LANES, SYNC, TCGEN05_SINCE,
                              TensorMemory, cells_of, split_address)
 
 WARP = 32
@@ -414,6 +414,9 @@ def _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, pack, split, wh
     would fail (the per-CTA path then raises it, naming the cell)."""
     fmap = fragment_map(shape, num, pack)
     warps = np.asarray(warp_ids, np.int64)
+    rect = _rect_plan(tmems, fmap, taddr, warps, which, split)
+    if rect is not None:
+        return fmap, rect
     lanes, cols = resolve(cells[0], fmap, taddr, warps, split, what)    # no allocation check
     which = np.asarray(which, np.int64)
     u, inv = np.unique(which, return_inverse=True)
@@ -428,6 +431,38 @@ def _ctas_plan(tmems, cells, which, shape, num, taddr, warp_ids, pack, split, wh
     return fmap, flat
 
 
+_WARP_LANES = np.arange(WARP, dtype=np.int64)
+
+
+def _rect_plan(tmems, fmap: FragmentMap, taddr, warps: np.ndarray, which, split):
+    """The common case of `_ctas_plan` without per-cell index arrays: .32x32b (Figure 183:
+    thread t reaches lane base + t, register j column base + j), no split, every warp at lane
+    32 * (warp % 4) of its quarter and at one column base, all in range and allocated. Then
+    warp w's cells are the rectangle cells[which[w], base_lane[w] + 0..31, col : col + R];
+    returns (CTA rows (W, 1), lanes (W, 32), column slice), or None for the general path
+    (which checks, and raises, cell by cell)."""
+    if fmap.shape != "32x32b" or fmap.pack or split is not None:
+        return None
+    base = np.asarray(taddr, np.int64)
+    if base.shape != warps.shape:
+        return None
+    base = base & 0xFFFFFFFF
+    lane0, col = base >> LANE_SHIFT, base & COLUMN_MASK
+    c0 = int(col[0])
+    if (col != c0).any() or c0 + fmap.nregs > N_COLUMNS or \
+            (lane0 != LANES_PER_WARP * (warps % 4)).any():
+        return None
+    which = np.asarray(which, np.int64)
+    if any(tm.strict for tm in tmems):
+        u = np.unique(which)
+        if u.size != len(tmems):
+            return None
+        for tm in tmems:
+            if tm.strict and not tm.allocated_mask[c0:c0 + fmap.nregs].all():
+                return None
+    return which[:, None], lane0[:, None] + _WARP_LANES, slice(c0, c0 + fmap.nregs)
+
+
 def tcgen05_ld_ctas(tmems, cells, which, shape: str, num: int, taddr, warp_ids,
                     pack: bool = False, split: int | None = None):
     """`tcgen05_ld` for warps of several CTAs in one gather: cells (n, 128, 512) the Tensor
@@ -440,6 +475,9 @@ def tcgen05_ld_ctas(tmems, cells, which, shape: str, num: int, taddr, warp_ids,
     if plan is None:
         return None
     fmap, flat = plan
+    if isinstance(flat, tuple):                     # _rect_plan: (W, 32, R) by slicing
+        got = cells[flat]
+        return got.reshape(-1, fmap.nregs).astype(np.uint32, copy=False)
     got = np.take(cells.reshape(-1), flat)
     if pack:
         got = (got[..., 0] & 0xFFFF) | ((got[..., 1] & 0xFFFF) << 16)
@@ -461,6 +499,9 @@ def tcgen05_st_ctas(tmems, cells, which, shape: str, num: int, taddr, regs, warp
         return False
     fmap, flat = plan
     vals = np.asarray(regs).astype(np.uint32, copy=False).reshape(warps.size, WARP, fmap.nregs)
+    if isinstance(flat, tuple):                     # _rect_plan: (W, 32, R) by slicing
+        cells[flat] = vals
+        return True
     if unpack:
         vals = np.stack([vals & np.uint32(0xFFFF), vals >> np.uint32(16)], axis=-1)
     cells.reshape(-1)[flat] = vals

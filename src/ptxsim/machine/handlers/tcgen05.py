@@ -265,7 +265,17 @@ def _ldst(wave, inst):
         # once after every CTA's Tensor Memory was read (the CTAs' threads are disjoint)
         all_t = np.concatenate([g[3] for g in groups])
         if not is_ld:
-            all_vals = np.stack([wave.read(e, all_t, 32).astype(np.uint32) for e in names], 1)
+            got: dict = {}              # a register named several times is read once
+            for e in names:
+                k = getattr(e, "name", None) if isinstance(e, Register) else None
+                if k is None or k not in got:
+                    v = wave.read(e, all_t, 32).astype(np.uint32)
+                    if k is None:
+                        got[id(e)] = v
+                    else:
+                        got[k] = v
+            all_vals = np.stack([got[e.name if isinstance(e, Register) else id(e)]
+                                 for e in names], 1)
         split = int(rest[0].value) if rest else None
         if san is not None:               # each warp's access, before it runs (one step)
             for cta, ws, firsts, _ in groups:

@@ -1,0 +1,85 @@
+"""tcgen05_ld_ctas / tcgen05_st_ctas (several CTAs in one gather / scatter) against the per-CTA
+tcgen05_ld / tcgen05_st, which place every cell by the spec's fragment figures (9.7.16.8.3,
+Figures 183-187). The .32x32b case with every warp at its own lane quarter takes a slicing path
+(`_rect_plan`); the others take the per-cell index path; both must give the per-CTA bits, and
+refuse (None / False, nothing written) where a per-CTA check would raise."""
+import numpy as np
+import pytest
+
+from ptxsim.isa import tmem_ldst
+from ptxsim.isa.tmem import TensorMemory
+
+N_CTAS, COLS = 3, 128
+
+
+def _setup(rng, alloc=COLS):
+    cells = rng.integers(0, 2**32, (N_CTAS, 128, 512), dtype=np.uint64).astype(np.uint32)
+    tms = [TensorMemory(cells=cells[i]) for i in range(N_CTAS)]
+    bases = [tm.alloc(alloc) for tm in tms]
+    return cells, tms, bases
+
+
+def _warps():
+    # warps 0..3 of CTA 0, 1..2 of CTA 2, 3 of CTA 1: order by CTA row as the handler does
+    which = np.array([0, 0, 0, 0, 1, 2, 2])
+    wid = np.array([0, 1, 2, 3, 3, 1, 2])
+    return which, wid
+
+
+@pytest.mark.parametrize("shape,num,col", [("32x32b", 64, 0), ("32x32b", 32, 64),
+                                           ("32x32b", 1, 127), ("16x64b", 8, 0),
+                                           ("16x256b", 4, 16)])
+def test_ld_ctas_equals_per_cta(shape, num, col):
+    rng = np.random.default_rng(1)
+    cells, tms, _ = _setup(rng)
+    which, wid = _warps()
+    taddr = ((32 * (wid % 4)) << 16) + col
+    got = tmem_ldst.tcgen05_ld_ctas(tms, cells, which, shape, num, taddr, wid)
+    want = np.concatenate([tmem_ldst.tcgen05_ld(tms[c], shape, num, taddr[which == c],
+                                                warp_ids=wid[which == c]) for c in range(N_CTAS)])
+    assert got is not None and got.dtype == np.uint32
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape,num,col", [("32x32b", 64, 0), ("32x32b", 2, 126),
+                                           ("16x128b", 4, 8)])
+def test_st_ctas_equals_per_cta(shape, num, col):
+    rng = np.random.default_rng(2)
+    cells, tms, _ = _setup(rng)
+    ref_cells = cells.copy()
+    ref = [TensorMemory(cells=ref_cells[i]) for i in range(N_CTAS)]
+    for tm in ref:
+        tm.alloc(COLS)
+    which, wid = _warps()
+    taddr = ((32 * (wid % 4)) << 16) + col
+    nregs = tmem_ldst.fragment_map(shape, num).nregs
+    regs = rng.integers(0, 2**32, (32 * wid.size, nregs), dtype=np.uint64).astype(np.uint32)
+    assert tmem_ldst.tcgen05_st_ctas(tms, cells, which, shape, num, taddr, regs, wid)
+    for c in range(N_CTAS):
+        rows = np.repeat(which == c, 32)
+        tmem_ldst.tcgen05_st(ref[c], shape, num, taddr[which == c], regs[rows],
+                             warp_ids=wid[which == c])
+    np.testing.assert_array_equal(cells, ref_cells)
+    # .32x32b: thread t of warp w stored register j at lane 32 * (w % 4) + t, column col + j
+    if shape == "32x32b":
+        w = 4                                   # CTA 1's warp 3
+        np.testing.assert_array_equal(cells[1, 96:128, col:col + nregs],
+                                      regs[32 * w:32 * w + 32])
+
+
+def test_unallocated_or_foreign_quarter_is_refused():
+    rng = np.random.default_rng(3)
+    cells, tms, _ = _setup(rng, alloc=32)           # columns 0..31 allocated
+    before = cells.copy()
+    which, wid = _warps()
+    taddr = ((32 * (wid % 4)) << 16) + 16
+    regs = np.zeros((32 * wid.size, 32), np.uint32)
+    # columns 16..47: 32..47 are not allocated
+    assert tmem_ldst.tcgen05_ld_ctas(tms, cells, which, "32x32b", 32, taddr, wid) is None
+    assert not tmem_ldst.tcgen05_st_ctas(tms, cells, which, "32x32b", 32, taddr, regs, wid)
+    np.testing.assert_array_equal(cells, before)
+    # a warp at another warp's quarter: the general path (no slicing) decides
+    bad = taddr.copy()
+    bad[1] = (64 << 16) + 0                         # warp 1 names lane 64 (warp 2's quarter)
+    assert tmem_ldst._rect_plan(tms, tmem_ldst.fragment_map("32x32b", 8), bad, wid, which,
+                                None) is None
