@@ -83,3 +83,21 @@ def test_unallocated_or_foreign_quarter_is_refused():
     bad[1] = (64 << 16) + 0                         # warp 1 names lane 64 (warp 2's quarter)
     assert tmem_ldst._rect_plan(tms, tmem_ldst.fragment_map("32x32b", 8), bad, wid, which,
                                 None) is None
+
+
+def test_columns_allocated_equals_the_column_mask():
+    """`columns_allocated` walks the live allocations; it must agree with the (512,) mask of
+    live columns for every range, including empty, negative-start and past-the-end ones."""
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        tm = TensorMemory()
+        for k in sorted(rng.integers(5, 9, int(rng.integers(0, 5))).tolist(), reverse=True):
+            if tm.try_alloc(2 ** k) is None:          # nCols never grows (9.7.16.7.1)
+                break
+        for s in list(tm.allocations):
+            if rng.random() < 0.3:
+                del tm.allocations[s]
+        mask = tm.allocated_mask
+        for a in range(-3, 520, 11):
+            for b in range(a - 2, 530, 17):
+                assert tm.columns_allocated(a, b) == bool(mask[a:b].all()), (a, b)

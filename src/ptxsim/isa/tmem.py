@@ -311,7 +311,19 @@ class TensorMemory:
     # -- access checks used by ld / st / cp / shift -------------------------------------------
     def columns_allocated(self, first: int, stop: int) -> bool:
         """Are all columns first .. stop-1 allocated (or the checks off, strict=False)?"""
-        return not self.strict or bool(self.allocated_mask[first:stop].all())
+        if not self.strict:
+            return True
+        first, stop = int(first), min(int(stop), N_COLUMNS)
+        if first < 0:
+            return bool(self.allocated_mask[first:stop].all())
+        # walk the live allocations in column order (they never overlap): no mask built
+        pos = first
+        for start, n in sorted(self.allocations.items()):
+            if pos >= stop:
+                break
+            if start <= pos < start + n:
+                pos = start + n
+        return pos >= stop
 
     def check_allocated(self, lanes: np.ndarray, columns: np.ndarray, what: str,
                         warps: np.ndarray | None = None) -> None:
