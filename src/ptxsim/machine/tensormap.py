@@ -706,10 +706,23 @@ def _outer_grid(tmap: TensorMap) -> np.ndarray:
     return out
 
 
+class _Rows:
+    """Byte index (B, R, W) of whole rows, W consecutive bytes from each `start` (B, R), built
+    only when asked for (`full`): the word gather / scatter needs the starts alone."""
+
+    def __init__(self, start: np.ndarray, width: int):
+        self.start, self.width = start, width
+        self.shape = start.shape + (width,)
+
+    def full(self) -> np.ndarray:
+        return self.start[:, :, None] + np.arange(self.width)
+
+
 def _box_gather(tmap: TensorMap, coords: np.ndarray, gmem: GlobalMemory):
     """For B boxes (coords (B, rank) int64): (buffer, byte index (B, R, n0*e), valid (B, R,
     n0*e)) when every in-bound element lies in one buffer, else None. The index of an
-    out-of-bound element is 0 (masked by valid)."""
+    out-of-bound element is 0 (masked by valid). With every element in bounds the index is a
+    `_Rows` (row starts; valid None)."""
     e, n = tmap.element_bytes, tmap.box_elements
     B = coords.shape[0]
     inner = coords[:, :1] + np.arange(n[0], dtype=np.int64)                   # (B, n0)
@@ -730,7 +743,7 @@ def _box_gather(tmap: TensorMap, coords: np.ndarray, gmem: GlobalMemory):
         buf, base = _one_buffer(gmem, lo, hi)
         if buf is None:
             return None
-        return buf, (start - base)[:, :, None] + np.arange(n[0] * e), None
+        return buf, _Rows(start - base, n[0] * e), None
     valid = row_ok[:, :, None] & inner_ok[:, None, :]                         # (B, R, n0)
     if not valid.any():
         return None
@@ -742,16 +755,34 @@ def _box_gather(tmap: TensorMap, coords: np.ndarray, gmem: GlobalMemory):
     return buf, idx, np.repeat(valid, e, axis=2)
 
 
-def _gather_rows(buf, idx) -> np.ndarray:
-    """buf.u8[idx] for whole rows (idx (B, R, W): each row W consecutive bytes), as 8-byte words
-    when the rows are word aligned (a gather of W / 8 elements instead of W)."""
-    W = idx.shape[-1]
-    start = idx[..., 0]
-    if W % 8 == 0 and not (start % 8).any():
-        words = buf.u8[:buf.u8.size // 8 * 8].view(np.uint64)
-        got = words[(start // 8)[..., None] + np.arange(W // 8)]
-        return got.view(np.uint8).reshape(idx.shape)
-    return buf.u8[idx]
+def _word_index(rows: _Rows):
+    """Index of 8-byte words (B, R, W / 8) of whole rows, or None when they are not aligned."""
+    if rows.width % 8 or (rows.start % 8).any():
+        return None
+    return (rows.start // 8)[..., None] + np.arange(rows.width // 8)
+
+
+def _words(buf) -> np.ndarray:
+    return buf.u8[:buf.u8.size // 8 * 8].view(np.uint64)
+
+
+def _gather_rows(buf, rows: _Rows) -> np.ndarray:
+    """buf.u8[rows.full()] (each row W consecutive bytes), as 8-byte words when the rows are
+    word aligned (a gather of W / 8 elements instead of W)."""
+    w = _word_index(rows)
+    if w is not None:
+        return _words(buf)[w].view(np.uint8).reshape(rows.shape)
+    return buf.u8[rows.full()]
+
+
+def _scatter_rows(buf, rows: _Rows, data: np.ndarray) -> None:
+    """buf.u8[rows.full()] = data (B, R, W), by words when aligned (later rows win, as in the
+    byte scatter: numpy assigns repeated indices in order)."""
+    w = _word_index(rows)
+    if w is not None:
+        _words(buf)[w] = np.ascontiguousarray(data).view(np.uint64).reshape(w.shape)
+    else:
+        buf.u8[rows.full()] = data
 
 
 def _one_buffer(gmem: GlobalMemory, lo: int, hi: int):
@@ -823,7 +854,7 @@ def tma_load_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, of
             tma_load_tile(tmap, c, gmem, shared.cta_view(cta), off)
         return
     buf, idx, valid = plan
-    data = _gather_rows(buf, idx) if valid is None else buf.u8[idx]
+    data = _gather_rows(buf, idx) if isinstance(idx, _Rows) else buf.u8[idx]
     if valid is not None and not valid.all():
         fill = (np.resize(OOB_NAN_PATTERN, tmap.element_bytes)
                 if tmap.oob_fill == "nan_request_zero_fma" else np.zeros(tmap.element_bytes,
@@ -853,7 +884,9 @@ def tma_store_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, o
     buf, idx, valid = plan
     B, R = idx.shape[:2]
     data = shared.data.reshape(-1, 16)[_box_chunks(tmap, shared, ctas, offs)].reshape(B, R, -1)
-    if valid is None or valid.all():
+    if isinstance(idx, _Rows):
+        _scatter_rows(buf, idx, data)
+    elif valid is None or valid.all():
         buf.u8[idx] = data
     else:
         buf.u8[idx[valid]] = data[valid]
