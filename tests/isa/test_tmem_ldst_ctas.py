@@ -101,3 +101,30 @@ def test_columns_allocated_equals_the_column_mask():
         for a in range(-3, 520, 11):
             for b in range(a - 2, 530, 17):
                 assert tm.columns_allocated(a, b) == bool(mask[a:b].all()), (a, b)
+
+
+@pytest.mark.parametrize("rows", [[0, 1, 2], [2, 0], [1]])
+def test_whole_ctas_in_quarter_order(rows):
+    """Each CTA's four warps in quarter order (the Triton epilogue's form): the per-CTA slices
+    give the per-CTA tcgen05_ld / tcgen05_st bits, for consecutive and scattered CTA rows."""
+    rng = np.random.default_rng(5)
+    cells, tms, _ = _setup(rng)
+    ref_cells = cells.copy()
+    ref = [TensorMemory(cells=ref_cells[i]) for i in range(N_CTAS)]
+    for tm in ref:
+        tm.alloc(COLS)
+    which = np.repeat(rows, 4)
+    wid = np.tile(np.arange(4), len(rows))
+    taddr = ((32 * wid) << 16) + 8
+    got = tmem_ldst.tcgen05_ld_ctas([tms[r] for r in sorted(rows)], cells, which, "32x32b",
+                                    16, taddr, wid)
+    want = np.concatenate([tmem_ldst.tcgen05_ld(tms[r], "32x32b", 16, taddr[:4],
+                                                warp_ids=np.arange(4)) for r in rows])
+    np.testing.assert_array_equal(got, want)
+    regs = rng.integers(0, 2**32, (32 * wid.size, 16), dtype=np.uint64).astype(np.uint32)
+    assert tmem_ldst.tcgen05_st_ctas([tms[r] for r in sorted(rows)], cells, which, "32x32b",
+                                     16, taddr, regs, wid)
+    for k, r in enumerate(rows):
+        tmem_ldst.tcgen05_st(ref[r], "32x32b", 16, taddr[:4], regs[128 * k:128 * (k + 1)],
+                             warp_ids=np.arange(4))
+    np.testing.assert_array_equal(cells, ref_cells)

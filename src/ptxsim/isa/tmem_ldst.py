@@ -439,8 +439,10 @@ def _rect_plan(tmems, fmap: FragmentMap, taddr, warps: np.ndarray, which, split)
     thread t reaches lane base + t, register j column base + j), no split, every warp at lane
     32 * (warp % 4) of its quarter and at one column base, all in range and allocated. Then
     warp w's cells are the rectangle cells[which[w], base_lane[w] + 0..31, col : col + R];
-    returns (CTA rows (W, 1), lanes (W, 32), column slice), or None for the general path
-    (which checks, and raises, cell by cell)."""
+    returns (index of cells, the shape it selects), the index (CTA rows (W, 1), lanes (W, 32),
+    column slice) or, when each CTA's four warps come in quarter order, (CTA rows or their
+    slice, all lanes, column slice); or None for the general path (which checks, and raises,
+    cell by cell)."""
     if fmap.shape != "32x32b" or fmap.pack or split is not None:
         return None
     base = np.asarray(taddr, np.int64)
@@ -460,7 +462,17 @@ def _rect_plan(tmems, fmap: FragmentMap, taddr, warps: np.ndarray, which, split)
         for tm in tmems:
             if tm.strict and not tm.allocated_mask[c0:c0 + fmap.nregs].all():
                 return None
-    return which[:, None], lane0[:, None] + _WARP_LANES, slice(c0, c0 + fmap.nregs)
+    cs = slice(c0, c0 + fmap.nregs)
+    W = warps.size
+    if W % 4 == 0:
+        w4, q4 = which.reshape(-1, 4), (warps % 4).reshape(-1, 4)
+        if (q4 == np.arange(4)).all() and (w4 == w4[:, :1]).all():
+            # each CTA's four warps in quarter order: all 128 lanes of its rows
+            u = w4[:, 0]
+            if (np.diff(u) == 1).all():
+                u = slice(int(u[0]), int(u[-1]) + 1)
+            return (u, slice(None), cs), (W // 4, N_LANES, fmap.nregs)
+    return (which[:, None], lane0[:, None] + _WARP_LANES, cs), (W, WARP, fmap.nregs)
 
 
 def tcgen05_ld_ctas(tmems, cells, which, shape: str, num: int, taddr, warp_ids,
@@ -475,8 +487,8 @@ def tcgen05_ld_ctas(tmems, cells, which, shape: str, num: int, taddr, warp_ids,
     if plan is None:
         return None
     fmap, flat = plan
-    if isinstance(flat, tuple):                     # _rect_plan: (W, 32, R) by slicing
-        got = cells[flat]
+    if isinstance(flat, tuple):                     # _rect_plan: by slicing
+        got = cells[flat[0]]
         return got.reshape(-1, fmap.nregs).astype(np.uint32, copy=False)
     got = np.take(cells.reshape(-1), flat)
     if pack:
@@ -499,8 +511,8 @@ def tcgen05_st_ctas(tmems, cells, which, shape: str, num: int, taddr, regs, warp
         return False
     fmap, flat = plan
     vals = np.asarray(regs).astype(np.uint32, copy=False).reshape(warps.size, WARP, fmap.nregs)
-    if isinstance(flat, tuple):                     # _rect_plan: (W, 32, R) by slicing
-        cells[flat] = vals
+    if isinstance(flat, tuple):                     # _rect_plan: by slicing
+        cells[flat[0]] = vals.reshape(flat[1])
         return True
     if unpack:
         vals = np.stack([vals & np.uint32(0xFFFF), vals >> np.uint32(16)], axis=-1)
