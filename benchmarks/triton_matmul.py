@@ -15,6 +15,9 @@ per MMA; the TMA kernel's epilogue rounds to bf16), and against the baseline rev
 
     PYTHONPATH=src python benchmarks/triton_matmul.py [--size 1024] [--rounds 3]
         [--variants cp_async,tma,ld] [--no-interpreter] [--baseline REV] [--threads N]
+        [--sanitize none|default|full]
+Ratios against the interpreter are given in wall time and in CPU time (the CPU seconds of
+each process; on this shared 2-core machine the wall-clock ratio moves with the load).
 """
 from __future__ import annotations
 
@@ -44,6 +47,9 @@ def _inputs(n: int, seed: int = 0):
     return a, b
 
 
+SANITIZE = {"mode": "none"}         # --sanitize: the launches' sanitizer mode
+
+
 def run_ptxsim(pkg: str, variant: str, ptx, n: int, a, b):
     """One launch; returns (wall s, cpu s, C bits)."""
     ex = __import__(pkg + ".machine.executor", fromlist=["launch"])
@@ -66,7 +72,8 @@ def run_ptxsim(pkg: str, variant: str, ptx, n: int, a, b):
     kernel = "tma_matmul_kernel" if variant == "tma" else "matmul_kernel"
     threads = 128
     t0, c0 = time.perf_counter(), time.process_time()
-    ex.launch(ptx, kernel, grid, threads, args=args, dynamic_shared=shared)
+    ex.launch(ptx, kernel, grid, threads, args=args, dynamic_shared=shared,
+              sanitize=SANITIZE["mode"])
     return time.perf_counter() - t0, time.process_time() - c0, c.view(
         np.uint16 if variant == "tma" else np.uint32).copy()
 
@@ -120,7 +127,11 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REV", help="also time ptxsim at this git revision")
     ap.add_argument("--threads", type=int, help="threads for the MMA arithmetic "
                     "(default: the CPUs this process may use)")
+    ap.add_argument("--sanitize", default="none", choices=["none", "default", "full"],
+                    help="ptxsim's sanitizer mode (default none: the executor alone; issue "
+                    "#21's targets are the executor's)")
     args = ap.parse_args()
+    SANITIZE["mode"] = args.sanitize
     n = args.size
     variants = args.variants.split(",")
     from ptxsim.numerics import backend
@@ -143,7 +154,9 @@ def main() -> None:
         for k in {INTERPRETED[v] for v in variants}:
             interp.run(k, 256)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; numerics "
-          f"backend {backend.active()}, {backend.threads()} arithmetic threads", flush=True)
+          f"backend {backend.active()}, {backend.threads()} arithmetic threads; sanitize="
+          f"{args.sanitize}", flush=True)
+    loads = [os.getloadavg()[0]]
     res = {}
     for r in range(args.rounds):
         runners = [("numpy", None)] + [(p, v) for v in variants for p in pkgs]
@@ -167,9 +180,11 @@ def main() -> None:
             res.setdefault((who, what), []).append(got)
             print(f"round {r}: {who} {what or ''}: {got[0]:.2f} s wall, {got[1]:.2f} s cpu",
                   flush=True)
+        loads.append(os.getloadavg()[0])
     if interp:
         interp.close()
-    print(f"\nTriton bf16 matmul {n}x{n}x{n}, {args.rounds} rounds (median [min-max]):")
+    print(f"\nTriton bf16 matmul {n}x{n}x{n}, {args.rounds} rounds (median [min-max]), "
+          f"sanitize={args.sanitize}, load average {_spread(loads)}:")
     npw = [x[0] for x in res[("numpy", None)]]
     for v in variants:
         pw = [x[0] for x in res[("ptxsim", v)]]
@@ -179,9 +194,12 @@ def main() -> None:
               f"({_spread([1e3 * x for x in npw])} ms)")
         if interp:
             iw = [x[0] for x in res[("interpreter", INTERPRETED[v])]]
+            ic = [x[1] for x in res[("interpreter", INTERPRETED[v])]]
             ratios = [i / p for i, p in zip(iw, pw)]
-            print(f"      Triton interpreter {_spread(iw)} s wall: ptxsim is "
-                  f"{_spread(ratios)}x faster (interpreter |C - float64| up to "
+            cratios = [i / p for i, p in zip(ic, pc)]
+            print(f"      Triton interpreter {_spread(iw)} s wall, {_spread(ic)} s cpu: ptxsim "
+                  f"is {_spread(ratios)}x faster in wall time, {_spread(cratios)}x in CPU "
+                  f"time (interpreter |C - float64| up to "
                   f"{res[('interp_err', INTERPRETED[v])]:.3g})")
         if args.baseline:
             bw = [x[0] for x in res[("ptxsim_base", v)]]
