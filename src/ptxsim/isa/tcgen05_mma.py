@@ -1293,10 +1293,12 @@ def _mma_ctas(states, mma, operands, smem, which, cells, target, ptx_version):
         if not all(states[i].tmem.columns_allocated(lo, hi) for i in sel.tolist()):
             return None
         at = _cells_at(cells, w, d_block, d_lanes, d_cols)
-        c = _cells_read(cells, at)
+        en = enable[sel]
+        # C as a view of the cells when nothing below writes into it (mma_batch only reads
+        # its operands; D is written by finish(), after the arithmetic)
+        c = _cells_read(cells, at, copy=not en.all() and dtype != "f16")
         if dtype == "f16":
             c = (c & 0xFFFF).astype(np.uint16)
-        en = enable[sel]
         if not en.all():
             c[~en] = 0
         from ptxsim.numerics import mma_batch
@@ -1331,9 +1333,9 @@ def _cells_at(cells, w, block, lanes, cols):
                                                                        + np.shape(lanes))
 
 
-def _cells_read(cells, at):
+def _cells_read(cells, at, copy: bool = True):
     if isinstance(at, tuple):
-        return cells[at].copy()
+        return cells[at].copy() if copy else cells[at]
     return np.take(cells.reshape(-1), at)
 
 
