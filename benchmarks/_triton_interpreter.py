@@ -19,6 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 import torch  # noqa: E402
 
+if os.environ.get("PTXSIM_BENCH_TORCH_THREADS"):      # triton_matmul.py --interpreter-threads
+    torch.set_num_threads(int(os.environ["PTXSIM_BENCH_TORCH_THREADS"]))
+
 import gen_triton_ptx as g  # noqa: E402
 
 

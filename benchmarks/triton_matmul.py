@@ -15,7 +15,7 @@ per MMA; the TMA kernel's epilogue rounds to bf16), and against the baseline rev
 
     PYTHONPATH=src python benchmarks/triton_matmul.py [--size 1024] [--rounds 3]
         [--variants cp_async,tma,ld] [--no-interpreter] [--baseline REV] [--threads N]
-        [--sanitize none|default|full]
+        [--sanitize none|default|full] [--interpreter-threads N]
 Ratios against the interpreter are given in wall time and in CPU time (the CPU seconds of
 each process; on this shared 2-core machine the wall-clock ratio moves with the load).
 """
@@ -94,8 +94,10 @@ def expected_bits(variant: str, a, b) -> np.ndarray:
 class Interpreter:
     """The TRITON_INTERPRET=1 worker (one process for the whole run)."""
 
-    def __init__(self):
+    def __init__(self, threads: int | None = None):
         env = dict(os.environ, TRITON_INTERPRET="1")
+        if threads:                      # torch's intra-op threads in the interpreter's process
+            env["PTXSIM_BENCH_TORCH_THREADS"] = str(threads)
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
         self.p = subprocess.Popen([sys.executable, str(HERE / "_triton_interpreter.py")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -127,6 +129,9 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REV", help="also time ptxsim at this git revision")
     ap.add_argument("--threads", type=int, help="threads for the MMA arithmetic "
                     "(default: the CPUs this process may use)")
+    ap.add_argument("--interpreter-threads", type=int, metavar="N",
+                    help="torch intra-op threads for the interpreter (default: torch's own, "
+                    "one per core)")
     ap.add_argument("--sanitize", default="none", choices=["none", "default", "full"],
                     help="ptxsim's sanitizer mode (default none: the executor alone; issue "
                     "#21's targets are the executor's)")
@@ -149,7 +154,7 @@ def main() -> None:
     for p in pkgs:                                    # parse + imports + first touch, untimed
         for v in variants:
             run_ptxsim(p, v, texts[v], 256, *small)
-    interp = None if args.no_interpreter else Interpreter()
+    interp = None if args.no_interpreter else Interpreter(args.interpreter_threads)
     if interp:
         for k in {INTERPRETED[v] for v in variants}:
             interp.run(k, 256)
