@@ -7,7 +7,9 @@ still succeeds.
   docs say which one is active: ptxsim.numerics.backend).
 - `ptxsim.cuda._libcuda` / `_libcudart` (src/ptxsim/cuda/native/): the stand-ins for
   libcuda.so.1 and libcudart.so.13 that `ptxsim exec` puts in front of an nvcc-built program
-  (docs/cudacpp.md). They embed this Python, so they link libpython; Linux x86-64 / AArch64."""
+  (docs/cudacpp.md), and `_libcute_dsl_runtime`, the stand-in for CuTe DSL's runtime library
+  that host code compiled with --enable-tvm-ffi links (docs/cuda.md). They embed this Python, so
+  they link libpython; Linux x86-64 / AArch64."""
 import os
 import platform
 import sys
@@ -37,6 +39,11 @@ def _cuda_shims() -> list:
         Extension("ptxsim.cuda._libcudart", [os.path.join(NATIVE, "cudart_shim.c")],
                   extra_link_args=["-Wl,-soname,libcudart.so.13", "-Wl,--version-script=" +
                                    os.path.join(HERE, NATIVE, "libcudart13.map")], **common),
+        Extension("ptxsim.cuda._libcute_dsl_runtime",
+                  [os.path.join(NATIVE, "cute_dsl_runtime_shim.c")],
+                  extra_link_args=["-Wl,-soname,libcute_dsl_runtime.so"], **dict(
+                      common, depends=common["depends"] + [
+                          os.path.join(NATIVE, "cute_dsl_runtime_api.h")])),
     ]
 
 

@@ -20,8 +20,8 @@ from ptxsim.cuda.enums import CURESULT
 from ptxsim.errors import CudaError
 
 def native_path(library: str) -> str | None:
-    """The path of ptxsim's stand-in for libcuda.so.1 (`library="cuda"`) or libcudart.so.13
-    (`"cudart"`), built by `pip install` when a C compiler and a shared libpython are there
+    """The path of ptxsim's stand-in for libcuda.so.1 (`library="cuda"`), libcudart.so.13
+    (`"cudart"`) or CuTe DSL's libcute_dsl_runtime.so (`"cute_dsl_runtime"`), built by `pip install` when a C compiler and a shared libpython are there
     (docs/cudacpp.md); None when it was not built."""
     import glob
     import os

@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 
 from ptxsim.cuda import driver as D
-from ptxsim.errors import CudaError
+from ptxsim.errors import CudaError, UnsupportedFeature
 
 _STATE: dict = {}
 _LOCK = threading.Lock()
@@ -294,8 +294,104 @@ def _tensor_map_encode_tiled(tmap, dtype, rank, addr, dims, strides, box, estr, 
     ctypes.memmove(tmap, bytes(m), 128)
 
 
-# name -> (argument ctypes, implementation); every one returns a cudaError_t / CUresult
+# -- the CUDA dialect's module loading and TVM-FFI error reporting (what host code compiled
+#    with --enable-tvm-ffi calls; signatures from the DSL's declarations, tvm_ffi_provider.py)
+_LOADED: dict[int, tuple[int, set]] = {}     # module state address -> (library, devices loaded)
+_INIT = ctypes.CFUNCTYPE(ctypes.c_int32, P)
+_LOAD = ctypes.CFUNCTYPE(ctypes.c_int32, P, ctypes.c_int32)
+_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p)
+_SET_ERROR_PARTS = ctypes.CFUNCTYPE(None, ctypes.c_char_p, P, ctypes.c_int32)
+CUDA_DIALECT_ERROR = b"CUDADialectError"   # the TVM-FFI error kind the DSL registers
+
+
+def error_text(code: int) -> str:
+    """'CUDA Error Code: N' and, when ptxsim's model failed, its CudaError (the call, the
+    CUresult, and for a kernel fault the PTX line and thread): the DSL's CUDADialectError
+    message."""
+    err = getattr(LAST_ERROR, "error", None)
+    text = f"CUDA Error Code: {code}"
+    if err is not None and err.code == code:
+        text += f" ptxsim: {err}"
+    return text
+
+
+def _init_library_once(state, cuda_init, cuda_load_to_device, set_error):
+    """cuda_dialect_init_library_once(state, cuda_init, cuda_load_to_device, set_error): load the
+    module's kernel library once (cuda_init(&library)) and onto the current device once
+    (cuda_load_to_device(&library, device)); a failure is reported through set_error(kind,
+    message) and returned."""
+    _ctx()
+    entry = _LOADED.get(state)
+    rc = 0
+    if entry is None or not ctypes.c_int64.from_address(state).value:
+        lib = ctypes.c_void_p()
+        rc = _INIT(cuda_init)(ctypes.addressof(lib))
+        if not rc:
+            entry = _LOADED[state] = (lib.value, set())
+            ctypes.c_int64.from_address(state).value = lib.value
+    if not rc:
+        lib, loaded = entry
+        dev = D.DRIVER.current().device.ordinal
+        if dev not in loaded:
+            holder = ctypes.c_void_p(lib)
+            rc = _LOAD(cuda_load_to_device)(ctypes.addressof(holder), dev)
+            if not rc:
+                loaded.add(dev)
+    if rc:
+        _SET_ERROR(set_error)(CUDA_DIALECT_ERROR, error_text(rc).encode())
+        raise _Returned(rc)
+
+
+def _unload_library_once(state):
+    entry = _LOADED.pop(state, None)
+    if entry is not None and entry[0]:
+        try:
+            D.cuLibraryUnload(entry[0])
+        except CudaError:
+            pass                                    # the context is gone already
+        ctypes.c_int64.from_address(state).value = 0
+
+
+def _set_raised_cuda_error(set_error_parts, code):
+    """CuteDSLRT_TVMFFISetRaisedCudaError(TVMFFIErrorSetRaisedFromCStrParts, code): raise a
+    CUDADialectError in TVM-FFI for a failed runtime call."""
+    text = ctypes.c_char_p(error_text(code).encode())
+    parts = (ctypes.c_char_p * 1)(text)
+    _SET_ERROR_PARTS(set_error_parts)(CUDA_DIALECT_ERROR, ctypes.addressof(parts), 1)
+
+
+def _error_name(code):
+    from ptxsim.cuda.runtime_enums import CUDA_ERRORS
+    name = next((n for n, (c, _) in CUDA_ERRORS.items() if c == code), "cudaErrorUnknown")
+    return _cstr(name)
+
+
+_STRINGS: dict[str, ctypes.Array] = {}
+
+
+def _cstr(text: str) -> int:
+    buf = _STRINGS.get(text)
+    if buf is None:
+        buf = _STRINGS[text] = ctypes.create_string_buffer(text.encode())
+    return ctypes.addressof(buf)
+
+
+class _Returned(Exception):
+    """A runtime function's own non-zero result (its error was already reported)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+# name -> (argument ctypes, implementation[, result ctype]); without a result type the function
+# returns a cudaError_t / CUresult: 0, or the code of the CudaError the implementation raised
+VOID, PTR = None, ctypes.c_void_p
 RUNTIME = {
+    "cuda_dialect_init_library_once": ([P, P, P, P], _init_library_once),
+    "cuda_dialect_unload_library_once": ([P], _unload_library_once, VOID),
+    "cuda_dialect_get_error_name": ([I32], _error_name, PTR),
+    "CuteDSLRT_TVMFFISetRaisedCudaError": ([P, I32], _set_raised_cuda_error, VOID),
     "_cudaLibraryLoadData": ([P, P, P, P, U32, P, P, U32], _library_load_data),
     "_cuLibraryLoadData": ([P, P, P, P, U32, P, P, U32], _library_load_data),
     "_cudaLibraryGetKernel": ([P, P, P], _library_get_kernel),
@@ -337,24 +433,74 @@ RUNTIME = {
 }
 
 
-def _callback(name: str, argtypes, impl):
-    proto = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
-
-    def run(*args):
+def call(name: str, *args):
+    """Run runtime function `name` of RUNTIME as C sees it: its C result."""
+    argtypes, impl, *restype = RUNTIME[name]
+    if restype:                                     # void / pointer: no error to return
         try:
-            impl(*args)
-            return 0
-        except CudaError as e:
-            LAST_ERROR.error = e
-            return e.code
+            return impl(*args) or 0
         except Exception as e:                      # noqa: BLE001 - never unwind into C
             LAST_ERROR.error = CudaError("CUDA_ERROR_UNKNOWN", 999, name,
                                          f"ptxsim's {name} failed: {type(e).__name__}: {e}", e)
-            return 999
-    return proto(run)
+            sys.stderr.write(f"ptxsim: {LAST_ERROR.error}\n")
+            return 0
+    try:
+        impl(*args)
+        return 0
+    except _Returned as e:
+        return e.code
+    except CudaError as e:
+        LAST_ERROR.error = e
+        return e.code
+    except Exception as e:                          # noqa: BLE001 - never unwind into C
+        LAST_ERROR.error = CudaError("CUDA_ERROR_UNKNOWN", 999, name,
+                                     f"ptxsim's {name} failed: {type(e).__name__}: {e}", e)
+        return 999
 
 
-_CALLBACKS = {name: _callback(name, a, f) for name, (a, f) in RUNTIME.items()}
+def _callback(name: str, argtypes, restype):
+    proto = ctypes.CFUNCTYPE(restype, *argtypes)
+    return proto(lambda *args: call(name, *args))
+
+
+_CALLBACKS = {name: _callback(name, e[0], e[2] if len(e) > 2 else ctypes.c_int32)
+              for name, e in RUNTIME.items()}
+
+
+def native_dispatch(name: str, *slots) -> int:
+    """The native stand-in for libcute_dsl_runtime.so (`ptxsim.cuda._libcute_dsl_runtime`,
+    src/ptxsim/cuda/native/shim.c) calls this with the function's name and its 16 argument
+    slots (64-bit integer registers / stack slots, argument k in slot k): the C result. A
+    function of the real library ptxsim does not model returns 801 (cudaErrorNotSupported)."""
+    entry = RUNTIME.get(name)
+    if entry is None:
+        _unmodelled(name)
+        return 801
+    args = []
+    for t, v in zip(entry[0], slots):
+        if t is I32:
+            v &= 0xFFFFFFFF
+            v -= (v >> 31) << 32
+        elif t is U32:
+            v &= 0xFFFFFFFF
+        args.append(v)
+    r = call(name, *args)
+    return (r or 0) & 0xFFFFFFFFFFFFFFFF
+
+
+_UNMODELLED: set[str] = set()
+
+
+def _unmodelled(name: str) -> None:
+    if name not in _UNMODELLED:
+        _UNMODELLED.add(name)
+        sys.stderr.write(f"ptxsim: {name} (libcute_dsl_runtime.so) is not modelled by ptxsim; "
+                         "it returns 801 (cudaErrorNotSupported)\n")
+
+
+def native_start(lib: str, embedded: int = 0) -> int:
+    """Called once by the native stand-in when its first function runs."""
+    return 0
 
 
 def _register(engine) -> None:
@@ -374,7 +520,14 @@ def install(*, keep_dir: str | None = None) -> None:
         folder = keep_dir or tempfile.mkdtemp(prefix="ptxsim_cute_ptx_")
         _STATE["ptx_dir"] = folder
         _STATE["saved_env"] = {k: os.environ.get(k) for k in
-                               ("CUTE_DSL_KEEP", "CUTE_DSL_DUMP_DIR", "CUTE_DSL_ARCH")}
+                               ("CUTE_DSL_KEEP", "CUTE_DSL_DUMP_DIR", "CUTE_DSL_ARCH",
+                                "CUTE_DSL_LIBS")}
+        from ptxsim.cuda import native_path
+        runtime = native_path("cute_dsl_runtime")
+        if runtime:
+            # what host code compiled with --enable-tvm-ffi links (a BinaryExecutionEngine,
+            # which takes libraries only): ptxsim's stand-in for libcute_dsl_runtime.so
+            os.environ["CUTE_DSL_LIBS"] = runtime
         keep = {t for t in os.environ.get("CUTE_DSL_KEEP", "").split(",") if t}
         os.environ["CUTE_DSL_KEEP"] = ",".join(sorted(keep | {"ptx"}))
         os.environ["CUTE_DSL_DUMP_DIR"] = folder
@@ -388,6 +541,7 @@ def install(*, keep_dir: str | None = None) -> None:
         _patch_dlpack()
         _patch_dsl_env(folder)
         _patch_error_report()
+        _patch_tvm_ffi(runtime)
         _STATE["installed"] = True
 
 
@@ -458,16 +612,17 @@ def _patch_dlpack() -> None:
 def map_tensor(t) -> None:
     """Make a torch CPU tensor's storage device memory at its own address (no copy; the mapping
     keeps the storage alive). Tensors inside memory the device already has are left alone."""
-    if t.device.type != "cpu":
-        return
-    st = t.untyped_storage()
+    import torch
+    with torch._C.DisableTorchFunction():           # the real device of a tensor on "cuda"
+        if t.device.type != "cpu":
+            return
+        st = t.untyped_storage()
     base, n = st.data_ptr(), st.nbytes()
     if not n:
         return
     drv = D.DRIVER
     if drv.gmem.buffer_at(base) is not None:
         return
-    import torch
     view = torch.empty(0, dtype=torch.uint8).set_(st, 0, (n,), (1,)).numpy()
     from ptxsim.cuda.bindings import _ensure_context
     _ensure_context()
@@ -477,6 +632,27 @@ def map_tensor(t) -> None:
         raise CudaError("CUDA_ERROR_INVALID_VALUE", 1, "ptxsim.cuda.dsl.map_tensor",
                         f"the tensor's memory cannot be mapped: {e}") from e
     drv.allocs[base] = D.Allocation(base, n, "registered", view, drv.current())
+
+
+def _patch_tvm_ffi(runtime: str | None) -> None:
+    """Host code compiled with --enable-tvm-ffi is linked by a BinaryExecutionEngine, which
+    takes shared libraries only: without ptxsim's native stand-in (not built at install) such a
+    compile ends in a named error instead of linking NVIDIA's runtime library."""
+    if runtime:
+        return
+    try:
+        from cutlass.cutlass_dsl import tvm_ffi_provider as T
+    except ImportError:
+        return
+    orig = T.TVMFFIJitCompiledFunctionBase._create_tvm_ffi_function
+
+    def _create_tvm_ffi_function(self):
+        raise UnsupportedFeature(
+            "CuTe DSL functions compiled with --enable-tvm-ffi need ptxsim's stand-in for "
+            "libcute_dsl_runtime.so (ptxsim.cuda._libcute_dsl_runtime), which was not built "
+            "when ptxsim was installed (it needs a C compiler and a shared libpython)")
+    T.TVMFFIJitCompiledFunctionBase._create_tvm_ffi_function = _create_tvm_ffi_function
+    _STATE["orig_tvm_ffi"] = (T.TVMFFIJitCompiledFunctionBase, orig)
 
 
 def _patch_error_report() -> None:
@@ -513,6 +689,9 @@ def uninstall() -> None:
         if "orig_dlpack" in _STATE:
             import torch
             torch.Tensor.__dlpack__ = _STATE.pop("orig_dlpack")
+        if "orig_tvm_ffi" in _STATE:
+            cls, orig = _STATE.pop("orig_tvm_ffi")
+            cls._create_tvm_ffi_function = orig
         if "orig_create" in _STATE:
             from cutlass.base_dsl.runtime import cuda as rc
             rc.create_cuda_runtime_error = _STATE.pop("orig_create")

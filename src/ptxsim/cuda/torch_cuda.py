@@ -1,9 +1,16 @@
 """A CPU build of torch that believes in one CUDA device: the emulated one (`ptxsim cute`).
 
-Tensors a script creates "on cuda" are ordinary CPU tensors; when one is handed to a kernel
-(through DLPack) ptxsim maps its memory into the device at its own address, so kernels read and
-write it in place, `.cpu()` returns it and `torch.testing.assert_close` compares it. What of
-`torch.cuda` exists: docs/cuda.md ("torch on the emulated device").
+Tensors a script creates "on cuda" hold their data in host memory (ordinary CPU storage) but are
+CUDA tensors to the script: `is_cuda` is True, `device` is cuda:0, DLPack exports them as
+(kDLCUDA, 0) (`__dlpack__`, `__dlpack_device__` and torch's C exchange table, which TVM-FFI
+reads), results computed from them are on "cuda" too, and `.cpu()` / `.to("cpu")` copy them back
+to a CPU tensor. When one is handed to a kernel ptxsim maps its memory into the device at its
+own address, so kernels read and write it in place. What of `torch.cuda` exists: docs/cuda.md
+("torch on the emulated device").
+
+Which tensors are on "cuda" is decided where torch decides it, in Python: a torch function mode
+sees every call of the script (factories with a CUDA `device`, `.cuda()`, `.to(...)`, and every
+operation whose inputs are on "cuda"); torch's own C++ code (autograd's gradients) is not seen.
 """
 from __future__ import annotations
 
@@ -43,17 +50,155 @@ def _cpu_device(kwargs: dict) -> dict:
 def _factory(fn):
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        return fn(*args, **_cpu_device(kwargs))
+        out = fn(*args, **_cpu_device(kwargs))
+        if _is_cuda(kwargs.get("device")):
+            _mark(out)
+        return out
     wrapped.ptxsim = True
     return wrapped
 
 
-def _to(orig):
-    @functools.wraps(orig)
-    def to(self, *args, **kwargs):
-        args = tuple("cpu" if _is_cuda(a) and not isinstance(a, int) else a for a in args)
-        return orig(self, *args, **_cpu_device(kwargs))
-    return to
+# ------------------------------------------------------------------------------------------------
+# which tensors are on the emulated device
+# ------------------------------------------------------------------------------------------------
+_MARK = "_ptxsim_on_cuda"
+KDLCUDA = 2                                   # DLDeviceType kDLCUDA (dlpack.h)
+
+
+def on_device(t) -> bool:
+    """True for a tensor the script has on "cuda" (its data is host memory ptxsim maps)."""
+    d = getattr(t, "__dict__", None)
+    return bool(d) and d.get(_MARK, False)
+
+
+def _mark(out, keep=()) -> None:
+    import torch
+    if isinstance(out, torch.Tensor):
+        if id(out) not in keep:
+            out.__dict__[_MARK] = True
+    elif isinstance(out, (tuple, list)):
+        for o in out:
+            _mark(o, keep)
+
+
+def _unmark(t) -> None:
+    d = getattr(t, "__dict__", None)
+    if d:
+        d.pop(_MARK, None)
+
+
+def _inputs(args, kwargs):
+    import torch
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            yield a
+        elif isinstance(a, (tuple, list)):
+            for b in a:
+                if isinstance(b, torch.Tensor):
+                    yield b
+
+
+def _device_kind(d) -> str | None:
+    """'cuda', 'cpu' or None (another device / not a device) for a `to` / `device=` argument."""
+    import torch
+    if d is None or isinstance(d, bool):
+        return None
+    if _is_cuda(d):
+        return "cuda"
+    if isinstance(d, torch.device):
+        return d.type
+    if isinstance(d, str):
+        return d.split(":")[0]
+    return None
+
+
+def _to_handler(func, args, kwargs):
+    """Tensor.to: the target device comes from a device / string / int argument, `device=`, or
+    another tensor (whose device and dtype it takes)."""
+    import torch
+    self, target, new_args = args[0], None, [args[0]]
+    for a in args[1:]:
+        if isinstance(a, torch.Tensor):
+            target = "cuda" if on_device(a) else "cpu"
+        elif not isinstance(a, torch.dtype) and _device_kind(a) is not None:
+            target = _device_kind(a)
+            a = "cpu" if target == "cuda" else a
+        new_args.append(a)
+    if "device" in kwargs and _device_kind(kwargs["device"]) is not None:
+        target = _device_kind(kwargs["device"])
+        kwargs = dict(kwargs, device="cpu") if target == "cuda" else kwargs
+    out = func(*new_args, **kwargs)
+    if target == "cuda":
+        if out is self and not on_device(self):
+            out = self.clone()                      # host -> device: a copy, as on a GPU
+        _mark(out)
+    elif target == "cpu":
+        if out is self and on_device(self):
+            out = self.clone()                      # device -> host: a copy
+        if out is not self:
+            _unmark(out)
+    elif out is not self and on_device(self):
+        _mark(out)
+    return out
+
+
+def _cpu_handler(func, args, kwargs):
+    self = args[0]
+    out = func(*args, **kwargs)
+    if on_device(self):
+        out = self.clone() if out is self else out
+        _unmark(out)
+    return out
+
+
+def _cuda_method(self, *args, **kwargs):
+    """Tensor.cuda: a copy on the emulated device (the tensor itself when already there)."""
+    if on_device(self):
+        return self
+    out = self.clone()
+    _mark(out)
+    return out
+
+
+def _dlpack_handler(func, args, kwargs):
+    """Tensor.__dlpack__: the CPU capsule torch makes, with the device set to (kDLCUDA, 0) for a
+    tensor on "cuda" (no stream to synchronise with: every launch has finished)."""
+    self = args[0]
+    if not on_device(self):
+        return func(*args, **kwargs)
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("stream", "dl_device")}
+    cap = func(self, **kwargs)
+    set_capsule_device(cap, KDLCUDA, 0)
+    return cap
+
+
+def _dlpack_device_handler(func, args, kwargs):
+    if on_device(args[0]):
+        from torch.utils.dlpack import DLDeviceType
+        return (DLDeviceType.kDLCUDA, 0)
+    return func(*args, **kwargs)
+
+
+_METHODS = {"to": _to_handler, "cpu": _cpu_handler, "__dlpack__": _dlpack_handler,
+            "__dlpack_device__": _dlpack_device_handler,
+            "get_device": lambda f, a, k: 0 if on_device(a[0]) else f(*a, **k)}
+
+
+def set_capsule_device(cap, device_type: int, device_id: int) -> None:
+    """Rewrite the device of a DLPack capsule ("dltensor" or "dltensor_versioned")."""
+    import ctypes
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    name = api.PyCapsule_GetName(cap)
+    ptr = api.PyCapsule_GetPointer(cap, name)
+    # DLManagedTensor: DLTensor first; DLManagedTensorVersioned: version, manager_ctx, deleter,
+    # flags (32 bytes), then the DLTensor; its device {int32 type, int32 id} follows `data`
+    at = ptr + (8 if name == b"dltensor" else 40)
+    ctypes.c_int32.from_address(at).value = device_type
+    ctypes.c_int32.from_address(at + 4).value = device_id
 
 
 class Stream:
@@ -166,14 +311,44 @@ def resolve(address: int):
 
 
 def _mode():
+    import torch
     from torch.overrides import TorchFunctionMode
+    TB = torch._C.TensorBase
+    is_cuda, device, is_cpu = TB.is_cuda, TB.device, TB.is_cpu
+    cuda0 = torch.device("cuda", 0)
 
-    class TrackTensors(TorchFunctionMode):
+    class EmulatedDevice(TorchFunctionMode):
+        """Every torch call of the script: tracks the tensors it makes (their memory is what
+        kernels may touch) and keeps track of which are on "cuda"."""
+
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
+            kwargs = kwargs or {}
+            owner = getattr(func, "__self__", None)     # property getters: the descriptor
+            if owner is is_cuda:
+                return on_device(args[0])
+            if owner is device:
+                return cuda0 if on_device(args[0]) else func(*args, **kwargs)
+            if owner is is_cpu:
+                return not on_device(args[0]) and func(*args, **kwargs)
+            handler = _METHODS.get(getattr(func, "__name__", None))
+            if handler is not None and args and isinstance(args[0], torch.Tensor):
+                out = handler(func, args, kwargs)
+                _track(out)
+                return out
+            to_cuda = None
+            if "device" in kwargs:
+                to_cuda = _device_kind(kwargs["device"]) == "cuda"
+                if to_cuda:
+                    kwargs = dict(kwargs, device="cpu")
+                kwargs.pop("pin_memory", None)
+            ins = list(_inputs(args, kwargs))
+            out = func(*args, **kwargs)
             _track(out)
+            if to_cuda or (to_cuda is None and any(on_device(t) for t in ins)):
+                # an in-place operation returns its own input, whose device stays as it is
+                _mark(out, keep={id(t) for t in ins if not on_device(t)})
             return out
-    return TrackTensors()
+    return EmulatedDevice()
 
 
 def _default_stream(device=None) -> Stream:
@@ -231,7 +406,7 @@ def _scaled_mm(orig):
                   use_fast_accum=False):
         import torch
         blocked = (scale_a.dim() == 1 and scale_a.numel() > 1 and scale_a.dtype in (
-            torch.float8_e4m3fn, torch.float8_e8m0fnu) and a.device.type == "cpu")
+            torch.float8_e4m3fn, torch.float8_e8m0fnu) and a.device.type in ("cpu", "cuda"))
         if not blocked:
             return orig(a, b, scale_a, scale_b, bias=bias, scale_result=scale_result,
                         out_dtype=out_dtype, use_fast_accum=use_fast_accum)
@@ -296,9 +471,13 @@ def install() -> None:
     for name in FACTORIES:
         if hasattr(torch, name):
             set_(torch, name, _factory(getattr(torch, name)))
-    set_(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    set_(torch.Tensor, "cuda", _cuda_method)
     set_(torch, "_scaled_mm", _scaled_mm(torch._scaled_mm))
-    set_(torch.Tensor, "to", _to(torch.Tensor.to))
+    if hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):        # torch >= 2.9
+        from ptxsim.cuda import dlpack_exchange
+        set_(torch.Tensor, "__dlpack_c_exchange_api__", dlpack_exchange.capsule(
+            torch.Tensor.__dlpack_c_exchange_api__, on_device,
+            lambda: (current["stream"] or _default_stream()).cuda_stream, _mark))
     orig_gen = torch.Generator
 
     class Generator(orig_gen):                  # torch.Generator(device="cuda")

@@ -15,7 +15,9 @@
    argument k of the real signature is found in slot k (a dim3 takes two: x | y << 32, z);
    ptxsim.cuda.shim masks each to its C type. Slots past the real arguments hold whatever the
    caller's frame holds and are ignored. One build per library: -DPTXSIM_LIBCUDART selects the
-   runtime's names, otherwise the driver's.
+   runtime's names, -DPTXSIM_LIBCUTE_DSL_RUNTIME those of CuTe DSL's runtime library
+   (libcute_dsl_runtime.so: the CUDA runtime calls of the DSL's compiled host code, answered by
+   ptxsim.cuda.dsl), otherwise the driver's.
 
    Nothing here needs CUDA: the CPython headers and libpython (linked, with its directory as the
    run path) are the only build dependency. */
@@ -28,10 +30,22 @@
 
 typedef unsigned long long U;
 
-#ifdef PTXSIM_LIBCUDART
+#if defined(PTXSIM_LIBCUTE_DSL_RUNTIME)
+/* the stand-in for CuTe DSL's libcute_dsl_runtime.so, which host code compiled with
+   --enable-tvm-ffi links (ptxsim.cuda.dsl points CUTE_DSL_LIBS at it) */
+#define LIBRARY "cute_dsl_runtime"
+#define MODULE "ptxsim.cuda.dsl"
+#define DISPATCH "native_dispatch"
+#define START "native_start"
+#elif defined(PTXSIM_LIBCUDART)
 #define LIBRARY "cudart"
 #else
 #define LIBRARY "cuda"
+#endif
+#ifndef MODULE
+#define MODULE "ptxsim.cuda.shim"
+#define DISPATCH "dispatch"
+#define START "start"
 #endif
 
 #define NOT_READY 999ULL                     /* cudaErrorUnknown / CUDA_ERROR_UNKNOWN */
@@ -65,14 +79,14 @@ static void start(void) {
         owned = 1;
     }
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *mod = PyImport_ImportModule("ptxsim.cuda.shim");
-    PyObject *fn = mod ? PyObject_GetAttrString(mod, "dispatch") : NULL;
-    PyObject *init = mod ? PyObject_CallMethod(mod, "start", "si", LIBRARY, owned) : NULL;
+    PyObject *mod = PyImport_ImportModule(MODULE);
+    PyObject *fn = mod ? PyObject_GetAttrString(mod, DISPATCH) : NULL;
+    PyObject *init = mod ? PyObject_CallMethod(mod, START, "si", LIBRARY, owned) : NULL;
     if (fn && init) {
         dispatch_fn = fn;
         ready = 1;
     } else {
-        fprintf(stderr, "ptxsim: the CUDA shim cannot load ptxsim.cuda.shim:\n");
+        fprintf(stderr, "ptxsim: the CUDA shim cannot load " MODULE ":\n");
         PyErr_Print();
         Py_XDECREF(fn);
         ready = -1;
@@ -84,10 +98,20 @@ static void start(void) {
         PyEval_SaveThread();             /* the interpreter's thread state is never restored */
 }
 
+static int finalizing(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
 static U call(const char *name, const U *a) {
     pthread_once(&once, start);
     if (ready < 0)
         return NOT_READY;
+    if (!Py_IsInitialized() || finalizing())
+        return 0;            /* a destructor at exit (a module unloading its kernels): no model left */
     PyGILState_STATE g = PyGILState_Ensure();
     U result = NOT_READY;
     PyObject *args = PyTuple_New(17);
@@ -119,7 +143,9 @@ static U call(const char *name, const U *a) {
         return call(#name, a);                                                               \
     }
 
-#ifdef PTXSIM_LIBCUDART
+#if defined(PTXSIM_LIBCUTE_DSL_RUNTIME)
+#include "cute_dsl_runtime_api.h"
+#elif defined(PTXSIM_LIBCUDART)
 #include "cudart_api.h"
 #else
 #include "cuda_api.h"
