@@ -1,4 +1,6 @@
-"""`ptxsim cute SCRIPT [ARGS...]`: run an unmodified CuTe DSL program on the emulated device.
+"""`ptxsim cute SCRIPT [ARGS...]` / `ptxsim cute -m MODULE [ARGS...]`: run an unmodified CuTe DSL
+program (a script, or a module as `python -m` runs it: `-m pytest tests/...` runs a project's own
+test suite) on the emulated device.
 
 Its `cuda.bindings.driver` calls see ptxsim.cuda (a B200 by default), its `cute.compile`d
 functions run on ptxsim, and the torch tensors it creates on "cuda" are CPU tensors the device
@@ -27,7 +29,10 @@ def register(sub) -> None:
                    help="CTAs per wave (default: up to 148 and 16,384 threads)")
     p.add_argument("--keep", metavar="DIR", default=None,
                    help="keep the PTX the DSL compiles in DIR (default: a temporary folder)")
-    p.add_argument("script", help="the CuTe DSL program (a .py file)")
+    p.add_argument("-m", dest="module", metavar="MODULE ...", nargs=argparse.REMAINDER,
+                   default=None, help="run MODULE as `python -m MODULE` would, with the "
+                   "arguments that follow it (last option: -m pytest -x test_x.py)")
+    p.add_argument("script", nargs="?", help="the CuTe DSL program (a .py file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     p.set_defaults(func=run)
 
@@ -35,8 +40,24 @@ def register(sub) -> None:
 def run(args) -> int:
     from ptxsim.cuda import driver
     from ptxsim.errors import OperandError
-    if not os.path.isfile(args.script):
-        raise OperandError(f"script '{args.script}' does not exist")
+    if args.module is None:
+        if args.script is None:
+            raise OperandError("ptxsim cute needs a script (ptxsim cute SCRIPT ARGS) or a module "
+                               "(ptxsim cute -m MODULE ARGS)")
+        if not os.path.isfile(args.script):
+            raise OperandError(f"script '{args.script}' does not exist")
+    else:
+        import importlib.util
+        if args.script is not None or not args.module:
+            raise OperandError("ptxsim cute -m MODULE ARGS: -m and its module come last (after "
+                               "ptxsim's own options), without a script")
+        args.module, args.args = args.module[0], args.module[1:]
+        try:
+            found = importlib.util.find_spec(args.module)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise OperandError(f"-m {args.module}: no module named '{args.module}'")
     options = {}
     if args.step_limit:
         options["step_limit"] = args.step_limit
@@ -53,11 +74,16 @@ def run(args) -> int:
         torch_cuda.install()
     except ImportError:
         pass                                   # a script without torch
-    script = os.path.abspath(args.script)
-    sys.argv = [script] + list(args.args)
-    sys.path.insert(0, os.path.dirname(script))
     try:
-        runpy.run_path(script, run_name="__main__")
+        if args.module is not None:
+            sys.argv = [args.module] + list(args.args)
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(args.module, run_name="__main__", alter_sys=True)
+        else:
+            script = os.path.abspath(args.script)
+            sys.argv = [script] + list(args.args)
+            sys.path.insert(0, os.path.dirname(script))
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else 1)

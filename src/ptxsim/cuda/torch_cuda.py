@@ -8,9 +8,10 @@ to a CPU tensor. When one is handed to a kernel ptxsim maps its memory into the 
 own address, so kernels read and write it in place. What of `torch.cuda` exists: docs/cuda.md
 ("torch on the emulated device").
 
-Which tensors are on "cuda" is decided where torch decides it, in Python: a torch function mode
-sees every call of the script (factories with a CUDA `device`, `.cuda()`, `.to(...)`, and every
-operation whose inputs are on "cuda"); torch's own C++ code (autograd's gradients) is not seen.
+Being on "cuda" is a property of a tensor's storage (an attribute of the storage's Python
+object, which torch keeps while the memory lives), so views and autograd's saved tensors follow
+it. Storages get it from factories given a CUDA `device`, `.cuda()` / `.to("cuda")`, and every ATen
+operation whose inputs are on "cuda" (a dispatch mode: autograd's backward passes included).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import weakref
 from ptxsim.cuda import driver as D
 
 _SAVED: dict = {}
+_ABSENT = object()
 FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange",
              "linspace", "logspace", "tensor", "as_tensor", "empty_like", "zeros_like",
              "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
@@ -65,26 +67,41 @@ _MARK = "_ptxsim_on_cuda"
 KDLCUDA = 2                                   # DLDeviceType kDLCUDA (dlpack.h)
 
 
+def _storage(t):
+    """The Python object of a tensor's storage (torch keeps one per storage while it lives, so
+    an attribute set on it stays with the memory), or None."""
+    import torch
+    try:
+        with torch._C.DisableTorchFunction():
+            return t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+
+
 def on_device(t) -> bool:
-    """True for a tensor the script has on "cuda" (its data is host memory ptxsim maps)."""
-    d = getattr(t, "__dict__", None)
-    return bool(d) and d.get(_MARK, False)
+    """True for a tensor whose memory is on "cuda" (host memory ptxsim maps): the device is a
+    property of the storage, so views, autograd's saved tensors and gradients follow it."""
+    st = _storage(t)
+    return st is not None and getattr(st, _MARK, False)
 
 
 def _mark(out, keep=()) -> None:
+    """Put the storages of the tensors in `out` on "cuda", except those in `keep` (data
+    pointers of CPU storages: an in-place result or a view of a CPU input stays where it is)."""
     import torch
     if isinstance(out, torch.Tensor):
-        if id(out) not in keep:
-            out.__dict__[_MARK] = True
+        st = _storage(out)
+        if st is not None and st.data_ptr() not in keep:
+            setattr(st, _MARK, True)
     elif isinstance(out, (tuple, list)):
         for o in out:
             _mark(o, keep)
 
 
 def _unmark(t) -> None:
-    d = getattr(t, "__dict__", None)
-    if d:
-        d.pop(_MARK, None)
+    st = _storage(t)
+    if st is not None and getattr(st, _MARK, False):
+        delattr(st, _MARK)
 
 
 def _inputs(args, kwargs):
@@ -112,43 +129,52 @@ def _device_kind(d) -> str | None:
     return None
 
 
-def _to_handler(func, args, kwargs):
+def _to(orig):
     """Tensor.to: the target device comes from a device / string / int argument, `device=`, or
-    another tensor (whose device and dtype it takes)."""
+    another tensor (whose device and dtype it takes); host <-> device moves are copies."""
     import torch
-    self, target, new_args = args[0], None, [args[0]]
-    for a in args[1:]:
-        if isinstance(a, torch.Tensor):
-            target = "cuda" if on_device(a) else "cpu"
-        elif not isinstance(a, torch.dtype) and _device_kind(a) is not None:
-            target = _device_kind(a)
-            a = "cpu" if target == "cuda" else a
-        new_args.append(a)
-    if "device" in kwargs and _device_kind(kwargs["device"]) is not None:
-        target = _device_kind(kwargs["device"])
-        kwargs = dict(kwargs, device="cpu") if target == "cuda" else kwargs
-    out = func(*new_args, **kwargs)
-    if target == "cuda":
-        if out is self and not on_device(self):
-            out = self.clone()                      # host -> device: a copy, as on a GPU
-        _mark(out)
-    elif target == "cpu":
-        if out is self and on_device(self):
-            out = self.clone()                      # device -> host: a copy
-        if out is not self:
-            _unmark(out)
-    elif out is not self and on_device(self):
-        _mark(out)
-    return out
+
+    @functools.wraps(orig)
+    def to(self, *args, **kwargs):
+        target, new_args = None, []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                target = "cuda" if on_device(a) else "cpu"
+            elif not isinstance(a, torch.dtype) and _device_kind(a) is not None:
+                target = _device_kind(a)
+                a = "cpu" if target == "cuda" else a
+            new_args.append(a)
+        if "device" in kwargs and _device_kind(kwargs["device"]) is not None:
+            target = _device_kind(kwargs["device"])
+            kwargs = dict(kwargs, device="cpu") if target == "cuda" else kwargs
+        kwargs.pop("non_blocking", None)
+        out = orig(self, *new_args, **kwargs)
+        if target == "cuda":
+            if out is self and not on_device(self):
+                out = self.clone()                  # host -> device: a copy, as on a GPU
+            _mark(out)
+        elif target == "cpu":
+            if out is self and on_device(self):
+                out = self.clone()                  # device -> host: a copy
+            if out is not self:
+                _unmark(out)
+        elif out is not self and on_device(self):
+            _mark(out)
+        return out
+    to.ptxsim = True
+    return to
 
 
-def _cpu_handler(func, args, kwargs):
-    self = args[0]
-    out = func(*args, **kwargs)
-    if on_device(self):
-        out = self.clone() if out is self else out
+def _cpu(orig):
+    @functools.wraps(orig)
+    def cpu(self, *args, **kwargs):
+        if not on_device(self):
+            return orig(self, *args, **kwargs)
+        out = self.clone()                          # device -> host: a copy
         _unmark(out)
-    return out
+        return out
+    cpu.ptxsim = True
+    return cpu
 
 
 def _cuda_method(self, *args, **kwargs):
@@ -160,28 +186,30 @@ def _cuda_method(self, *args, **kwargs):
     return out
 
 
-def _dlpack_handler(func, args, kwargs):
-    """Tensor.__dlpack__: the CPU capsule torch makes, with the device set to (kDLCUDA, 0) for a
-    tensor on "cuda" (no stream to synchronise with: every launch has finished)."""
-    self = args[0]
-    if not on_device(self):
-        return func(*args, **kwargs)
-    kwargs = {k: v for k, v in kwargs.items() if k not in ("stream", "dl_device")}
-    cap = func(self, **kwargs)
-    set_capsule_device(cap, KDLCUDA, 0)
-    return cap
+def _dlpack(orig):
+    """Tensor.__dlpack__: the capsule torch makes of the host memory, with the device set to
+    (kDLCUDA, 0) for a tensor on "cuda" (no stream to synchronise with: every launch has
+    finished)."""
+    @functools.wraps(orig)
+    def __dlpack__(self, *args, **kwargs):
+        if not on_device(self):
+            return orig(self, *args, **kwargs)
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("stream", "dl_device")}
+        cap = orig(self, stream=-1, **kwargs)
+        set_capsule_device(cap, KDLCUDA, 0)
+        return cap
+    __dlpack__.ptxsim = True
+    return __dlpack__
 
 
-def _dlpack_device_handler(func, args, kwargs):
-    if on_device(args[0]):
-        from torch.utils.dlpack import DLDeviceType
-        return (DLDeviceType.kDLCUDA, 0)
-    return func(*args, **kwargs)
-
-
-_METHODS = {"to": _to_handler, "cpu": _cpu_handler, "__dlpack__": _dlpack_handler,
-            "__dlpack_device__": _dlpack_device_handler,
-            "get_device": lambda f, a, k: 0 if on_device(a[0]) else f(*a, **k)}
+def _dlpack_device(orig):
+    @functools.wraps(orig)
+    def __dlpack_device__(self):
+        if on_device(self):
+            from torch.utils.dlpack import DLDeviceType
+            return (DLDeviceType.kDLCUDA, 0)
+        return orig(self)
+    return __dlpack_device__
 
 
 def set_capsule_device(cap, device_type: int, device_id: int) -> None:
@@ -261,32 +289,29 @@ class Event:
 
 _DEFAULT: list = []
 
-# every CPU storage a tensor of the script lives in: base address -> (bytes, weak refs to tensors
-# over it); the device maps one when a kernel first touches its memory (Driver.host_resolvers)
-_STORAGES: dict[int, tuple[int, list]] = {}
+# every host storage the script's tensors live in: base address -> (bytes, weak reference to the
+# storage's Python object, which torch keeps exactly as long as the memory lives); the device maps
+# one when a kernel first touches its memory (Driver.host_resolvers)
+_STORAGES: dict[int, tuple[int, weakref.ref]] = {}
 _BASES: list[int] = []
 
 
 def _track(out) -> None:
     import torch
     if isinstance(out, torch.Tensor):
-        if out.device.type != "cpu" or out.is_sparse:
+        if out.is_sparse:
             return
-        try:
-            st = out.untyped_storage()
-        except (RuntimeError, NotImplementedError):
+        st = _storage(out)
+        if st is None or st.device.type != "cpu":
             return
         base, n = st.data_ptr(), st.nbytes()
         if not n:
             return
         entry = _STORAGES.get(base)
-        if entry is None or entry[0] != n:
-            if entry is None:
-                bisect.insort(_BASES, base)
-            entry = _STORAGES[base] = (n, [])
-        refs = [r for r in entry[1] if r() is not None]
-        refs.append(weakref.ref(out))
-        entry[1][:] = refs[-4:]
+        if entry is None:
+            bisect.insort(_BASES, base)
+        if entry is None or entry[0] != n or entry[1]() is not st:
+            _STORAGES[base] = (n, weakref.ref(st))
     elif isinstance(out, (tuple, list)):
         for o in out:
             _track(o)
@@ -295,60 +320,77 @@ def _track(out) -> None:
 def resolve(address: int):
     """(uint8 view of the live torch storage holding `address`, its base, a name), or None."""
     i = bisect.bisect_right(_BASES, address) - 1
-    while i >= 0:
-        base = _BASES[i]
-        n, refs = _STORAGES[base]
-        if address < base + n:
-            t = next((r() for r in refs if r() is not None), None)
-            if t is None:
-                return None
-            import torch
-            st = t.untyped_storage()
-            view = torch.empty(0, dtype=torch.uint8).set_(st, 0, (n,), (1,)).numpy()
-            return view, base, f"torch storage {base:#x} ({n} bytes)"
+    if i < 0:
         return None
-    return None
+    base = _BASES[i]
+    n, ref = _STORAGES[base]
+    st = ref()
+    if address >= base + n or st is None or st.data_ptr() != base:
+        return None
+    import torch
+    with torch._C.DisableTorchFunction():
+        view = torch.empty(0, dtype=torch.uint8).set_(st, 0, (n,), (1,)).numpy()
+    return view, base, f"torch storage {base:#x} ({n} bytes)"
 
 
-def _mode():
+def _modes():
+    """(function mode, dispatch mode). The function mode sees the script's torch calls: a
+    `device=` naming "cuda" becomes the CPU and puts the result on "cuda". The dispatch mode sees
+    every ATen operation, autograd's backward passes included: a result computed from memory on
+    "cuda" is on "cuda" (an in-place result or a view of a CPU input stays where it is), and
+    every tensor made is tracked (its memory is what kernels may touch)."""
     import torch
     from torch.overrides import TorchFunctionMode
-    TB = torch._C.TensorBase
-    is_cuda, device, is_cpu = TB.is_cuda, TB.device, TB.is_cpu
-    cuda0 = torch.device("cuda", 0)
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    class EmulatedDevice(TorchFunctionMode):
-        """Every torch call of the script: tracks the tensors it makes (their memory is what
-        kernels may touch) and keeps track of which are on "cuda"."""
-
+    class DeviceArguments(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            owner = getattr(func, "__self__", None)     # property getters: the descriptor
-            if owner is is_cuda:
-                return on_device(args[0])
-            if owner is device:
-                return cuda0 if on_device(args[0]) else func(*args, **kwargs)
-            if owner is is_cpu:
-                return not on_device(args[0]) and func(*args, **kwargs)
-            handler = _METHODS.get(getattr(func, "__name__", None))
-            if handler is not None and args and isinstance(args[0], torch.Tensor):
-                out = handler(func, args, kwargs)
-                _track(out)
-                return out
-            to_cuda = None
-            if "device" in kwargs:
-                to_cuda = _device_kind(kwargs["device"]) == "cuda"
-                if to_cuda:
-                    kwargs = dict(kwargs, device="cpu")
-                kwargs.pop("pin_memory", None)
+            if "device" not in kwargs:
+                return func(*args, **kwargs)
+            to_cuda = _device_kind(kwargs["device"]) == "cuda"
+            if to_cuda:
+                kwargs = dict(kwargs, device="cpu")
+            kwargs.pop("pin_memory", None)
             ins = list(_inputs(args, kwargs))
             out = func(*args, **kwargs)
-            _track(out)
-            if to_cuda or (to_cuda is None and any(on_device(t) for t in ins)):
-                # an in-place operation returns its own input, whose device stays as it is
-                _mark(out, keep={id(t) for t in ins if not on_device(t)})
+            if to_cuda:
+                # over a CPU input's memory (torch.as_tensor(host, device="cuda")): a copy
+                cpu = {st.data_ptr() for st in map(_storage, ins)
+                       if st is not None and not getattr(st, _MARK, False)}
+                if isinstance(out, torch.Tensor) and _storage(out) is not None \
+                        and _storage(out).data_ptr() in cpu:
+                    out = out.clone()
+                _mark(out)
+            elif _device_kind(kwargs["device"]) == "cpu":
+                _unmark_new(out, ins)
             return out
-    return EmulatedDevice()
+
+    class DevicePropagation(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            ins = list(_inputs(args, kwargs))
+            if ins:
+                stores = [st for st in map(_storage, ins) if st is not None]
+                if any(getattr(st, _MARK, False) for st in stores):
+                    _mark(out, keep={st.data_ptr() for st in stores
+                                     if not getattr(st, _MARK, False)})
+            _track(out)
+            return out
+    return DeviceArguments(), DevicePropagation()
+
+
+def _unmark_new(out, ins) -> None:
+    """device="cpu" given explicitly: a new result is on the CPU even when made from "cuda"
+    inputs (the dispatch mode put it there); a result over an input's memory keeps its device."""
+    import torch
+    same = {st.data_ptr() for st in map(_storage, ins) if st is not None}
+    for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        if isinstance(o, torch.Tensor):
+            st = _storage(o)
+            if st is not None and st.data_ptr() not in same:
+                _unmark(o)
 
 
 def _default_stream(device=None) -> Stream:
@@ -442,7 +484,7 @@ def install() -> None:
             current["stream"] = old
 
     def set_(obj, name, value):
-        _SAVED[(obj, name)] = getattr(obj, name, None)
+        _SAVED[(obj, name)] = vars(obj).get(name, _ABSENT)
         setattr(obj, name, value)
 
     funcs = {
@@ -461,9 +503,10 @@ def install() -> None:
         "get_arch_list": lambda: [_spec().target.replace("a", "")],
     }
     _ensure_driver()
-    mode = _mode()
-    mode.__enter__()
-    _SAVED[("mode", "mode")] = mode
+    modes = _modes()
+    for mode in modes:
+        mode.__enter__()
+    _SAVED[("modes", "modes")] = modes
     if resolve not in D.DRIVER.host_resolvers:
         D.DRIVER.host_resolvers.append(resolve)
     for name, fn in funcs.items():
@@ -471,7 +514,25 @@ def install() -> None:
     for name in FACTORIES:
         if hasattr(torch, name):
             set_(torch, name, _factory(getattr(torch, name)))
+    # a tensor's device, as the script and torch's Python code see it (autograd's backward
+    # passes run without the function mode: these are the class's own attributes)
+    TB = torch._C.TensorBase
+    real_is_cuda, real_device, real_is_cpu = TB.is_cuda.__get__, TB.device.__get__, \
+        TB.is_cpu.__get__
+    cuda0 = torch.device("cuda", 0)
+    set_(torch.Tensor, "is_cuda", property(lambda t: on_device(t) or real_is_cuda(t),
+                                           doc=TB.is_cuda.__doc__))
+    set_(torch.Tensor, "is_cpu", property(lambda t: not on_device(t) and real_is_cpu(t),
+                                          doc=TB.is_cpu.__doc__))
+    set_(torch.Tensor, "device", property(lambda t: cuda0 if on_device(t) else real_device(t),
+                                          doc=TB.device.__doc__))
+    real_get_device = torch.Tensor.get_device
+    set_(torch.Tensor, "get_device", lambda t: 0 if on_device(t) else real_get_device(t))
     set_(torch.Tensor, "cuda", _cuda_method)
+    set_(torch.Tensor, "cpu", _cpu(torch.Tensor.cpu))
+    set_(torch.Tensor, "to", _to(torch.Tensor.to))
+    set_(torch.Tensor, "__dlpack__", _dlpack(torch.Tensor.__dlpack__))
+    set_(torch.Tensor, "__dlpack_device__", _dlpack_device(torch.Tensor.__dlpack_device__))
     set_(torch, "_scaled_mm", _scaled_mm(torch._scaled_mm))
     if hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):        # torch >= 2.9
         from ptxsim.cuda import dlpack_exchange
@@ -492,13 +553,15 @@ def _ensure_driver():
 
 
 def uninstall() -> None:
-    mode = _SAVED.pop(("mode", "mode"), None)
-    if mode is not None:
+    for mode in reversed(_SAVED.pop(("modes", "modes"), ())):
         mode.__exit__(None, None, None)
     if resolve in D.DRIVER.host_resolvers:
         D.DRIVER.host_resolvers.remove(resolve)
-    for (obj, name), value in _SAVED.items():
-        setattr(obj, name, value)
+    for (obj, name), value in reversed(list(_SAVED.items())):
+        if value is _ABSENT:
+            delattr(obj, name)
+        else:
+            setattr(obj, name, value)
     _SAVED.clear()
     _DEFAULT.clear()
     _STORAGES.clear()
