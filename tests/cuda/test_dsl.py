@@ -115,3 +115,63 @@ def test_ptxsim_cute_runs_a_gpu_written_script():
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "device: NVIDIA B200 sm_count=148 major=10" in r.stdout
     assert "PASS elapsed_ms=" in r.stdout
+
+
+# ---- host code compiled with --enable-tvm-ffi (how FlashAttention-4 compiles): linked by a
+#      BinaryExecutionEngine against ptxsim's stand-in for libcute_dsl_runtime.so, called with
+#      torch tensors directly (TVM-FFI reads their DLPack device: they must be on "cuda")
+@cute.kernel
+def axpb_1d_kernel(gX: cute.Tensor, gY: cute.Tensor, a: cutlass.Float32, b: cutlass.Float32):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 64 + tidx
+    gY[i] = a * gX[i] + b
+
+
+@cute.jit
+def axpb_1d(mX: cute.Tensor, mY: cute.Tensor, a: cutlass.Float32, b: cutlass.Float32,
+            blocks: cutlass.Constexpr, stream):
+    axpb_1d_kernel(mX, mY, a, b).launch(grid=(blocks, 1, 1), block=(64, 1, 1), stream=stream)
+
+
+@pytest.fixture
+def tvm_ffi_routed(routed):
+    pytest.importorskip("tvm_ffi")
+    if cuda.native_path("cute_dsl_runtime") is None:
+        pytest.skip("ptxsim's native stand-in for libcute_dsl_runtime.so was not built")
+    from ptxsim.cuda import torch_cuda
+    torch_cuda.install()
+    yield
+    torch_cuda.uninstall()
+
+
+def _compile_tvm_ffi(x, y, blocks):
+    return cute.compile(axpb_1d, from_dlpack(x, enable_tvm_ffi=True),
+                        from_dlpack(y, enable_tvm_ffi=True), cutlass.Float32(2.0),
+                        cutlass.Float32(0.5), blocks,
+                        cute.runtime.make_fake_stream(use_tvm_ffi_env_stream=True),
+                        options="--enable-tvm-ffi")
+
+
+def test_tvm_ffi_function_runs_on_ptxsim(tvm_ffi_routed):
+    x = torch.randn(128, device="cuda")
+    y = torch.zeros(128, device="cuda")
+    f = _compile_tvm_ffi(x, y, 2)
+    f(x, y, 2.0, 0.5)                                     # torch tensors, as FA4 passes them
+    assert torch.equal(y.cpu(), 2.0 * x.cpu() + 0.5)
+    # TVM-FFI's own argument check, as on a GPU: a CPU tensor is refused
+    with pytest.raises(ValueError, match="expected device_type=cuda"):
+        f(x, torch.zeros(128), 2.0, 0.5)
+
+
+def test_tvm_ffi_kernel_fault_names_the_ptx_line(tvm_ffi_routed):
+    x = torch.randn(128, device="cuda")
+    y = torch.zeros(64, device="cuda")                    # half what the two blocks write
+    f = _compile_tvm_ffi(x, y, 2)
+    with pytest.raises(Exception) as e:
+        f(x, y, 2.0, 0.5)
+    # the DSL's CUDADialectError, its detail ptxsim's: the CUresult, the PTX line, the buffer
+    text = str(e.value)
+    assert "700" in text and "CUDA_ERROR_ILLEGAL_ADDRESS" in text
+    assert "PTX line" in text and "outside every mapped buffer" in text
+    cuda.configure(["b200"])                               # the context is unusable afterwards

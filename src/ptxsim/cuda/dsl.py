@@ -528,6 +528,7 @@ def install(*, keep_dir: str | None = None) -> None:
             # what host code compiled with --enable-tvm-ffi links (a BinaryExecutionEngine,
             # which takes libraries only): ptxsim's stand-in for libcute_dsl_runtime.so
             os.environ["CUTE_DSL_LIBS"] = runtime
+        _forget_cached_env()
         keep = {t for t in os.environ.get("CUTE_DSL_KEEP", "").split(",") if t}
         os.environ["CUTE_DSL_KEEP"] = ",".join(sorted(keep | {"ptx"}))
         os.environ["CUTE_DSL_DUMP_DIR"] = folder
@@ -634,6 +635,16 @@ def map_tensor(t) -> None:
     drv.allocs[base] = D.Allocation(base, n, "registered", view, drv.current())
 
 
+def _forget_cached_env() -> None:
+    """The DSL caches the environment variables it reads (env_manager.get_str_env_var is an
+    lru_cache): after install() / uninstall() changed them, a DSL imported earlier reads them
+    again."""
+    env = sys.modules.get("cutlass.base_dsl.env_manager")
+    clear = getattr(getattr(env, "get_str_env_var", None), "cache_clear", None)
+    if clear is not None:
+        clear()
+
+
 def _patch_tvm_ffi(runtime: str | None) -> None:
     """Host code compiled with --enable-tvm-ffi is linked by a BinaryExecutionEngine, which
     takes shared libraries only: without ptxsim's native stand-in (not built at install) such a
@@ -704,4 +715,5 @@ def uninstall() -> None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        _forget_cached_env()
         _STATE["installed"] = False
