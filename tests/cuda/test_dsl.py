@@ -175,3 +175,66 @@ def test_tvm_ffi_kernel_fault_names_the_ptx_line(tvm_ffi_routed):
     assert "700" in text and "CUDA_ERROR_ILLEGAL_ADDRESS" in text
     assert "PTX line" in text and "outside every mapped buffer" in text
     cuda.configure(["b200"])                               # the context is unusable afterwards
+
+
+def _elf_exports(path) -> set:
+    """Names of the defined functions in an ELF shared library's dynamic symbol table."""
+    import struct
+    raw = open(path, "rb").read()
+    shoff, = struct.unpack_from("<Q", raw, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", raw, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", raw, shoff + k * shentsize) for k in range(shnum)]
+    names = set()
+    for sec in secs:
+        if sec[1] != 11:                                   # SHT_DYNSYM
+            continue
+        strtab = secs[sec[6]]
+        for k in range(sec[5] // 24):
+            nm, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", raw, sec[4] + 24 * k)
+            if info & 0xF == 2 and shndx:                  # STT_FUNC, defined
+                end = raw.index(b"\0", strtab[4] + nm)
+                names.add(raw[strtab[4] + nm:end].decode())
+    return names
+
+
+def test_the_runtime_stand_in_exports_what_nvidias_library_exports(routed):
+    """ptxsim's libcute_dsl_runtime.so stand-in defines every C function of the DSL's own
+    runtime library (read from the installed wheel), answers a modelled one from ptxsim.cuda and
+    an unmodelled one with 801 (cudaErrorNotSupported)."""
+    import ctypes
+    import os
+    ours = cuda.native_path("cute_dsl_runtime")
+    if ours is None:
+        pytest.skip("ptxsim's native stand-in for libcute_dsl_runtime.so was not built")
+    import nvidia_cutlass_dsl
+    real = [os.path.join(p, "cu12", "lib", "libcute_dsl_runtime.so")
+            for p in nvidia_cutlass_dsl.__path__]
+    real = [p for p in real if os.path.exists(p)]
+    if not real:
+        pytest.skip("the DSL wheel's libcute_dsl_runtime.so is not there")
+    theirs = {n for n in _elf_exports(real[0]) if not n.startswith("_Z")}   # C functions
+    assert len(theirs) >= 80 and theirs <= _elf_exports(ours)
+    lib = ctypes.CDLL(ours)
+    n = ctypes.c_int32(-1)
+    assert lib._cudaGetDeviceCount(ctypes.byref(n)) == 0 and n.value == 1
+    lib.CuteDSLRT_Module_Destroy.restype = ctypes.c_int32
+    assert lib.CuteDSLRT_Module_Destroy(None) == 801
+
+
+def test_ptxsim_cute_names_the_fault_of_a_tvm_ffi_function():
+    """`ptxsim cute` on a --enable-tvm-ffi program whose kernel writes out of bounds: the
+    script's CUDADialectError, then ptxsim's finding (CUresult, PTX line), exit status 1."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    pytest.importorskip("tvm_ffi")
+    if cuda.native_path("cute_dsl_runtime") is None:
+        pytest.skip("ptxsim's native stand-in for libcute_dsl_runtime.so was not built")
+    script = Path(__file__).parent / "scripts" / "cute_tvm_ffi_fault.py"
+    r = subprocess.run([sys.executable, "-m", "ptxsim", "cute", str(script)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1, (r.stdout + r.stderr)[-3000:]
+    assert "not reached" not in r.stdout
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("ptxsim: CudaError: cuLaunchKernelEx(") and "PTX line" in last
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in last and "st.global" in last

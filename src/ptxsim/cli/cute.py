@@ -98,12 +98,18 @@ def run(args) -> int:
 
 
 def _ptxsim_cause(e: BaseException):
-    """The CudaError (or other ptxsim error) behind a script's exception, if any."""
+    """The CudaError (or other ptxsim error) behind a script's exception, if any: in its chain,
+    or (a function compiled with --enable-tvm-ffi, whose CUDADialectError carries the text
+    only) the runtime call's last CudaError when the exception quotes it."""
+    from ptxsim.cuda import dsl
     from ptxsim.errors import PtxsimError
-    seen = set()
+    seen, first = set(), e
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         if isinstance(e, PtxsimError):
             return e
         e = e.__cause__ or e.__context__
+    last = getattr(dsl.LAST_ERROR, "error", None)
+    if last is not None and str(last) in str(first):
+        return last
     return None
