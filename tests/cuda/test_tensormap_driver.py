@@ -19,9 +19,9 @@ NAMES = ["uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "fl
 SWIZ = ["none", "32B", "64B", "128B", "128B_atom_32B", "128B_atom_32B_flip_8B", "128B_atom_64B"]
 FIELDS = ("global_address", "rank", "box_dim", "global_dim", "global_stride", "element_stride",
           "elemtype", "interleave_layout", "swizzle_mode", "fill_mode", "swizzle_atomicity")
-# im2col calls whose accept / refuse decision differs from the H200 driver's (23 of 1,200):
-# interleaved boxes and spatial extents past 2^31 whose rule is not found yet (docs/cuda.md)
-IM2COL_DISAGREE = 23
+# im2col calls whose accept / refuse decision differs from the H200 driver's: none of 1,200
+# (the corner rule: machine/tensormap.py, TensorMap._validate_im2col)
+IM2COL_DISAGREE = 0
 
 
 def _encode(kind: str, i: int):
@@ -64,6 +64,21 @@ def test_im2col_encoder_is_the_driver():
             maps += 1
     assert maps >= 240 and disagree == IM2COL_DISAGREE
 
+
+
+@pytest.mark.parametrize("i,accepted", [
+    (89, True), (323, True),        # globalDim 2^31, upper < 0: dim + upper fits in an int32
+    (1032, False), (987, False),    # globalDim 2^31, upper >= 0: dim + upper wraps negative
+    (1018, True), (73, True),       # interleave: the corners bound dimensions 0 .. rank-3
+    (121, False), (143, False),     # interleave: dimension 0 + upper <= lower
+])
+def test_im2col_corner_rule(i, accepted):
+    """The recorded calls that pin the im2col corner rule (int32(globalDim + upper) > lower per
+    spatial dimension; with interleave the spatial dimensions start at 0): the driver's verdict
+    (recorded) and ptxsim's."""
+    got, r = _encode("im2col", i)
+    assert (int(r["result"]) == 0) == accepted
+    assert (got is not None) == accepted
 
 @pytest.mark.parametrize("kind", ["tiled", "im2col"])
 def test_decoder_reads_every_recorded_map_back(kind):
