@@ -399,3 +399,28 @@ def test_host_values_measured():
         assert cuda.cuMemAlloc(1000) % host[49][0] == 0
     finally:
         cuda.configure(["b200"])
+
+
+PROBE = NPZ.parent / "probe_im2col_sm90.npz"
+
+
+def test_im2col_corner_rule_probe():
+    """20 cuTensorMapEncodeIm2col calls built to test the corner rule after it was found
+    (hardware/tensormap/probe_im2col.*, H200 driver 580.159.04): globalDim 2^31 / 2^32 - 1 /
+    2^32 with upper offsets either side of the int32 wrap, lower == / < dim + upper, interleave
+    16B / 32B pairing the corners with dimensions 0 .. rank-3, ranks 3-5. The same decision on
+    every call and the driver's bytes for the accepted ones."""
+    rec = np.load(PROBE)
+    assert (rec["result"] == 0).sum() == 10 and (rec["result"] != 0).sum() == 10
+    for a, res, blob in zip(rec["args"], rec["result"], rec["map"]):
+        rank = int(a[1])
+        try:
+            got = tm.encode_im2col_bytes(int(a[0]), rank, int(a[2]), a[3:3 + rank],
+                                         a[8:7 + rank], a[12:10 + rank], a[15:13 + rank],
+                                         int(a[18]), int(a[19]), a[20:20 + rank], int(a[25]),
+                                         int(a[26]), int(a[27]), int(a[28]), cc=(9, 0))
+        except TensorMapError:
+            got = None
+        assert (got is not None) == (int(res) == 0), list(a)
+        if got is not None:
+            assert got == blob.tobytes(), list(a)
