@@ -424,3 +424,33 @@ def test_im2col_corner_rule_probe():
         assert (got is not None) == (int(res) == 0), list(a)
         if got is not None:
             assert got == blob.tobytes(), list(a)
+
+
+DSL_MAPS = Path(__file__).parent / "data" / "dsl_packed_maps.json"
+# CUtensorMapDataType (cuda.h, CUDA 13.x; cuda.bindings.driver.CUtensorMapDataType)
+CU_PACKED = {"16u4_align8b": 13, "16u4_align16b": 14, "16u6_align16b": 15}
+
+
+@pytest.mark.parametrize("typ", list(CU_PACKED))
+def test_packed_element_codes_as_cute_dsl_writes_them(typ):
+    """The packed types' element codes in the map (word 2 bits 7-10), which no sm_90 driver
+    writes (the H200 refuses all 621 recorded packed-type calls): CuTe DSL 4.8.1, whose host
+    code encodes its sm_100 maps inline, writes 11 / 12 / 13 for the operands that must be
+    16U4_ALIGN8B (nvfp4, .kind::mxf4nvf4: two values per byte), 16U4_ALIGN16B and 16U6_ALIGN16B
+    (.kind::mxf8f6f4: 16 values padded to 16 bytes; box 128 wide, which only those two types
+    require) -- not the CUtensorMapDataType values 13 / 14 / 15. ptxsim decodes the DSL's words
+    to the type and encodes the same arguments to the same words (the DSL also sets bit 1 of
+    word 2, which no recorded H200 map has; ptxsim ignores it)."""
+    import json
+    rec = json.loads(DSL_MAPS.read_text())
+    m = next(m for m in rec["maps"] if m["type"] == typ)
+    words = [int(x, 16) for x in m["words0_15"]]
+    blob = struct.pack("<32I", *words, *[0] * 16)
+    dec = TensorMap.from_bytes(blob)
+    assert dec.dtype == typ and dec.global_dim == (256, 256, 1)
+    assert dec.box_dim == ((256,) if typ == "16u4_align8b" else (128,)) + (128, 1)
+    enc = tm.encode_tiled_bytes(CU_PACKED[typ], 3, words[0] | words[1] << 32, (256, 256, 1),
+                                dec.global_strides, dec.box_dim, (1, 1, 1), 0, 3, 2, 0,
+                                cc=(10, 0))
+    got = list(struct.unpack("<32I", enc))[:16]
+    assert got[2] == words[2] & ~2 and got[:2] + got[3:] == words[:2] + words[3:16]

@@ -32,10 +32,10 @@ offsets packed from bit 0 at 16 / 8 / 5 bits each for rank 3 / 4 / 5. Words 16 a
 driver's; TMA ignores them (a load through a map with words 8-15 zeroed reads the same box,
 tma records 2-4), and tensormap.replace leaves them as they are.
 
-Element type codes 11-13 (the packed 16U4_ALIGN8B / 16U4_ALIGN16B / 16U6_ALIGN16B types, and
-128B_ATOM_* swizzles 4-6) are not produced by the sm_90 driver (it refuses those arguments); the
-codes 11-13 follow the free codes in order and match CuTe DSL 4.8.1, which writes 11 for its
-packed fp4 (16U4_ALIGN8B) operand: an inference, named in docs/cuda.md.
+Element type codes 11-13 (the packed 16U4_ALIGN8B / 16U4_ALIGN16B / 16U6_ALIGN16B types; not
+their CUtensorMapDataType values 13-15) are not produced by the sm_90 driver (it refuses those
+arguments); CuTe DSL 4.8.1, which writes its sm_100 maps inline, writes 11 / 12 / 13 for them
+(tests/cuda/data/dsl_packed_maps.json; docs/cuda.md).
 
 The sm_100-only swizzles CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B / _32B_FLIP_8B / _64B (enum 4-6) are
 the 128B swizzle (field 13-14 = 3) with a swizzle atomicity other than 16B, the split the PTX ISA
