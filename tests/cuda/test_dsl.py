@@ -117,6 +117,41 @@ def test_ptxsim_cute_runs_a_gpu_written_script():
     assert "PASS elapsed_ms=" in r.stdout
 
 
+
+def _ptxsim_cute_script(name, *script_args, options=()):
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).parent / "scripts" / name
+    return subprocess.run([sys.executable, "-m", "ptxsim", "cute", *options, str(script),
+                           *script_args], capture_output=True, text=True, timeout=600)
+
+
+def test_ptxsim_cute_reports_the_sanitizers_findings():
+    """`ptxsim cute` prints the sanitizer's findings of the program's launches when it ends
+    (tests/cuda/scripts/cute_race.py: threads read what another warp wrote without a barrier):
+    the race with its PTX lines, and exit status 1 although the script itself succeeded."""
+    r = _ptxsim_cute_script("cute_race.py")
+    assert r.returncode == 1, (r.stdout + r.stderr)[-3000:]
+    assert "result as expected" in r.stdout            # the race hides on this schedule
+    assert "ptxsim sanitizer: 1 error(s), 0 warning(s) in 1 of 1 launch(es)" in r.stderr
+    assert "race-shared" in r.stderr and "ld.shared.b32" in r.stderr
+    assert "st.shared.b32" in r.stderr and "another warp" in r.stderr
+
+
+def test_ptxsim_cute_without_findings_prints_none():
+    """The same kernel with its barrier: nothing reported, exit status 0."""
+    r = _ptxsim_cute_script("cute_race.py", "--fixed")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "result as expected" in r.stdout and "ptxsim sanitizer" not in r.stderr
+
+
+@pytest.mark.slow
+def test_ptxsim_cute_sanitize_none():
+    r = _ptxsim_cute_script("cute_race.py", options=("--sanitize", "none"))
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "result as expected" in r.stdout and "ptxsim sanitizer" not in r.stderr
+
 # ---- host code compiled with --enable-tvm-ffi (how FlashAttention-4 compiles): linked by a
 #      BinaryExecutionEngine against ptxsim's stand-in for libcute_dsl_runtime.so, called with
 #      torch tensors directly (TVM-FFI reads their DLPack device: they must be on "cuda")

@@ -27,6 +27,10 @@ def register(sub) -> None:
                    help="split each launch's waves over N worker processes (docs/distributed.md)")
     p.add_argument("--max-resident-ctas", type=int, default=None,
                    help="CTAs per wave (default: up to 148 and 16,384 threads)")
+    p.add_argument("--sanitize", choices=("default", "full", "none"), default=None,
+                   help="the sanitizer's checks on every launch (docs/sanitizer.md; default: "
+                        "default). Findings are printed when the program ends; an error "
+                        "finding makes the exit status 1")
     p.add_argument("--keep", metavar="DIR", default=None,
                    help="keep the PTX the DSL compiles in DIR (default: a temporary folder)")
     p.add_argument("-m", dest="module", metavar="MODULE ...", nargs=argparse.REMAINDER,
@@ -67,6 +71,8 @@ def run(args) -> int:
         options["workers"] = args.workers
     if args.max_resident_ctas is not None:
         options["max_resident_ctas"] = args.max_resident_ctas
+    if args.sanitize is not None:
+        options["sanitize"] = args.sanitize
     driver.configure([d for d in args.device.split(",") if d], **options)
     from ptxsim.cuda import dsl, torch_cuda
     dsl.install(keep_dir=args.keep)
@@ -74,6 +80,35 @@ def run(args) -> int:
         torch_cuda.install()
     except ImportError:
         pass                                   # a script without torch
+    code = _run_program(args)
+    return _report_findings(code)
+
+
+def _report_findings(code: int) -> int:
+    """The sanitizer's findings of every launch the program made, printed to stderr (a table
+    per kernel); an error finding turns a clean exit into 1, as `ptxsim run` does."""
+    from ptxsim.cuda import driver
+    found = driver.DRIVER.findings
+    if not found:
+        return code
+    from ptxsim.cli.run import print_findings
+    errors = sum(len(f.errors) for _, f in found)
+    warnings = sum(len(f.warnings) for _, f in found)
+    print(f"\nptxsim sanitizer: {errors} error(s), {warnings} warning(s) in {len(found)} of "
+          f"{driver.DRIVER.launches} launch(es) (PTX lines of the PTX the DSL compiled: "
+          "ptxsim cute --keep DIR keeps it)", file=sys.stderr)
+    shown = set()
+    for name, findings in found:
+        key = (name, tuple((f.kind, f.line) for f in findings))
+        if key in shown:
+            continue
+        shown.add(key)
+        print(f"kernel {name}:", file=sys.stderr)
+        print_findings(findings, file=sys.stderr)
+    return 1 if errors and code == 0 else code
+
+
+def _run_program(args) -> int:
     try:
         if args.module is not None:
             sys.argv = [args.module] + list(args.args)

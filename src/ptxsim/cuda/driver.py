@@ -214,6 +214,7 @@ class Driver:
         self.image_readers: list = []               # callables: bytes -> PTX text or None
         self.launches = 0
         self.last_launch = None
+        self.findings: list = []       # (kernel name, Findings) of each launch that had any
 
     # -- contexts ----------------------------------------------------------------------------
     def stack(self) -> list:
@@ -1879,6 +1880,8 @@ def _run(f: Function, g, b, cluster, dyn: int, image: bytes, nonportable: bool) 
         raise err from e
     DRIVER.launches += 1
     DRIVER.last_launch = launch
+    if len(launch.findings):
+        DRIVER.findings.append((f.name, launch.findings))
     DRIVER.clock_ns += int(launch.steps)
 
 
