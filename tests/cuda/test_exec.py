@@ -132,3 +132,32 @@ def test_the_exit_status_is_the_programs(tmp_path):
     exe.write_text("#!/bin/sh\nexit 3\n")
     os.chmod(exe, 0o755)
     assert _exec(exe).returncode == 3
+
+
+def test_mov_packs_constant_elements():
+    """`mov.b64 d, {%r, 0x80004020}`: a pack whose elements include constants, as CuTe DSL 4.8.1
+    emits for FlashAttention-4's small head dims. ptxas 13.5 assembles it (with constants in
+    either position, hex or float); ptxsim's validator takes it and the executor packs element
+    0 into the low bits (PTX ISA 9.7.9.10, mov: "{a, b}" packs a into the low half)."""
+    import numpy as np
+    from ptxsim.machine.executor import launch
+    ptx = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  ld.global.u32 %r1, [%rd1];
+  mov.b64 %rd2, {%r1, 0x80004020};
+  mov.b64 %rd3, {0f3F800000, %r1};
+  st.global.v2.u64 [%rd1], {%rd2, %rd3};
+  ret;
+}
+"""
+    buf = np.array([0x12345678, 0, 0, 0], np.uint32)
+    launch(ptx, "k", 1, 1, args=[buf])
+    out = buf.view(np.uint64)
+    assert int(out[0]) == 0x80004020_12345678
+    assert int(out[1]) == 0x12345678_3F800000

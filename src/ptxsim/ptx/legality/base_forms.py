@@ -358,19 +358,20 @@ form("mov", ".type", "r risy", type=_MOV)
 form("mov", ".b128", "r ris", since=(8, 3), req=SM(70))
 form("mov", ".type", "r v/1", type=".b16 .b32 .b64")     # ptxas 13.5: `mov.u32 {%r1}, %r2` is
 form("mov", ".type", "v/1 ri", type=".b16 .b32 .b64")     # a vector size mismatch, .b32 is not
-form("mov", ".b16", "r v@.b8/2")
+form("mov", ".b16", "r vri@.b8/2")     # pack: constant elements too (ptxas 13.5:
+#   `mov.b64 %rd2, {%r1, 0x80004020}`, as CuTe DSL 4.8.1 emits for FlashAttention-4)
 form("mov", ".b16", "v@.b8/2 ri")
-form("mov", ".b32", "r v@.b16/2")
+form("mov", ".b32", "r vri@.b16/2")
 form("mov", ".b32", "v@.b16/2 ri")
-form("mov", ".b32", "r v@.b8/4")
+form("mov", ".b32", "r vri@.b8/4")
 form("mov", ".b32", "v@.b8/4 ri")
-form("mov", ".b64", "r v@.b32/2")
+form("mov", ".b64", "r vri@.b32/2")
 form("mov", ".b64", "v@.b32/2 ri")
-form("mov", ".b64", "r v@.b16/4")
+form("mov", ".b64", "r vri@.b16/4")
 form("mov", ".b64", "v@.b16/4 ri")
-form("mov", ".b128", "r v@.b64/2", since=(8, 3), req=SM(70))
+form("mov", ".b128", "r vri@.b64/2", since=(8, 3), req=SM(70))
 form("mov", ".b128", "v@.b64/2 ri", since=(8, 3), req=SM(70))
-form("mov", ".b128", "r v@.b32/4", since=(8, 3), req=SM(70))
+form("mov", ".b128", "r vri@.b32/4", since=(8, 3), req=SM(70))
 form("mov", ".b128", "v@.b32/4 ri", since=(8, 3), req=SM(70))
 
 _SS_LD = ".const .global .local .param .param::entry .param::func .shared .shared::cta .shared::cluster"
