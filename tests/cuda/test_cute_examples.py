@@ -1,5 +1,6 @@
 """Unmodified CuTe DSL programs through `ptxsim cute`: CUTLASS's Blackwell examples at small sizes,
-each passing its own reference check (the script's torch.testing.assert_close / "PASS").
+each passing its own reference check (the script's torch.testing.assert_close / "PASS"), with the
+sanitizer (on by default) reporting nothing.
 
 The scripts come from the upstream cache (`python scripts/fetch_upstream.py cutlass`); without
 it the tests skip. Slow (tens of seconds each): `pytest -m slow tests/cuda/test_cute_examples.py`.
@@ -31,6 +32,8 @@ def run_example(script: str, *args: str, timeout: int = 1800) -> str:
                        cwd=path.parent, capture_output=True, text=True, timeout=timeout, env=env)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-4000:]
+    # the sanitizer (on by default) checked every launch and found nothing
+    assert "ptxsim sanitizer:" not in out, out[-4000:]
     return out
 
 

@@ -52,6 +52,8 @@ def ptxsim_cute(*args: str, cwd: Path, timeout: int = 3600) -> str:
                        capture_output=True, text=True, timeout=timeout)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
+    # the sanitizer (on by default) checked every launch and found nothing
+    assert "ptxsim sanitizer:" not in out, out[-6000:]
     return out
 
 
