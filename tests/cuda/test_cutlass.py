@@ -39,10 +39,7 @@ EXAMPLES = {                                       # name: (arguments, "Passed" 
 }
 
 
-BLOCKED = {"83": "its maps now encode (128B_ATOM_32B, ptxsim's placement), but its 2-SM sparse "
-                 "tcgen05.mma.sp meets metadata 0b0000 over a non-zero stored value (row 109, "
-                 "chunk 6, PTX line 7634): whether ptxsim misplaces the metadata or the example "
-                 "relies on undefined metadata is not settled (docs/cudacpp.md)"}
+BLOCKED: dict[str, str] = {}                       # name: why it cannot pass yet
 
 
 def _run(exe: Path, name: str) -> None:

@@ -151,6 +151,25 @@ def decompress(compressed: np.ndarray, nibbles: np.ndarray, kind: str,
     return out.reshape(M, nchunks * g.chunk)
 
 
+def stored_positions(nibbles: np.ndarray, kind: str) -> np.ndarray:
+    """(M, K/2): the logical column (within its row) of every stored element of a sparse A, as
+    the metadata names it: stored element i of chunk j sits at column chunk * j + idx_i (fp4
+    kinds: pair idx_i, both of its elements; tf32: 0b0100 -> 0, else 1), as `decompress`
+    places it. No legality check: callers run `check_metadata` (via `decompress`) on the
+    stored values themselves, so that a value the ISA leaves undefined over a chunk of zeros
+    is excused exactly as there."""
+    g = granularity(kind)
+    nib = np.asarray(nibbles, np.int64) & 0xF
+    M, nchunks = nib.shape
+    base = (g.chunk * np.arange(nchunks))[None, :, None]
+    if kind == "tf32":
+        pos = np.where(nib == 0b0100, 0, 1)[..., None]
+    else:
+        idx = np.stack((nib & 3, nib >> 2), axis=-1)[..., None]          # (M, nchunks, 2, 1)
+        pos = (g.unit * idx + np.arange(g.unit)).reshape(M, nchunks, -1)
+    return (base + pos).reshape(M, -1)
+
+
 def compress(dense: np.ndarray, kind: str, *, is_zero=None) -> tuple[np.ndarray, np.ndarray]:
     """(compressed M x K/2, metadata (M, K/chunk)) of a structured-sparse logical A.
 

@@ -655,15 +655,16 @@ def _mma_numerics(a, b, c, *, kind, atype, btype, dtype, scale_a=None, scale_b=N
     return _mma_scaled_c(a, b, c, scale_input_d, kind=kind, atype=atype, btype=btype, dtype=dtype)
 
 
-def stored_columns(nibbles, kind: str, shape: tuple[int, int], row_offset: int = 0) -> np.ndarray:
+def stored_columns(nibbles, kind: str, shape: tuple[int, int]) -> np.ndarray:
     """(M, K/2): the logical column of every stored element of a sparse A, read off the
-    metadata by decompressing the stored-element numbers 1..K/2 (sparsity.decompress)."""
-    M, half = shape
-    numbers = np.broadcast_to(np.arange(1, half + 1, dtype=np.uint32), (M, half))
-    dense = sparsity.decompress(numbers, nibbles, kind, row_offset=row_offset)
-    r, j = np.nonzero(dense)
-    cols = np.zeros((M, half), np.int64)
-    cols[r, dense[r, j].astype(np.int64) - 1] = j
+    metadata (sparsity.stored_positions). The metadata's legality is checked by
+    sparsity.decompress on the stored values themselves, not here: checking it against
+    stand-in values would refuse what decompress excuses (an undefined value over a chunk of
+    zeros, CUTLASS's compressor's 0b0000)."""
+    cols = sparsity.stored_positions(nibbles, kind)
+    if cols.shape != tuple(shape):
+        raise OperandError(f"sparse .kind::{kind}: {shape[0]} x {shape[1]} stored A elements, "
+                           f"but the metadata names {cols.shape[1]} per row")
     return cols
 
 
@@ -963,8 +964,9 @@ def _mma_steps(state: CtaState | CtaPairState, mma: Tcgen05Mma | None = None, *,
             _check_cells(cta, lane_m + m_lane, col_m + m_col + sel, f"{what} [sp-meta-tmem]")
             nib = sparsity.read_metadata(cta.tmem.cells, m_lane, m_col, mma.kind, K, Mc,
                                          desc.selector, mma.ws)
-            a_stored, sel_cols = a, stored_columns(nib, mma.kind, a.shape, ci * Mc)
-            a = sparsity.decompress(a, nib, mma.kind, row_offset=ci * Mc)
+            a_stored = a
+            a = sparsity.decompress(a, nib, mma.kind, row_offset=ci * Mc)    # checks nib
+            sel_cols = stored_columns(nib, mma.kind, a_stored.shape)
         if mma.ashift:          # rows move down one; the first keeps its value (as tcgen05.shift)
             a = np.concatenate([a[:1], a[:-1]], axis=0)
             if mma.sparse:
