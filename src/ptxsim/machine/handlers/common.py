@@ -191,6 +191,16 @@ def byte_words(san, cta, start, size):
     `start[k]` of CTA `cta[k]` (the sanitizer's word numbering)."""
     cta, start = np.asarray(cta, np.int64), np.asarray(start, np.int64)
     size = np.broadcast_to(np.asarray(size, np.int64), cta.shape)
+    if size.size and not ((size | start) & 3).any():       # whole words: one entry a word
+        if (size == size[0]).all():
+            n = int(size[0]) // 4
+            member = np.repeat(np.arange(cta.size), n)
+            w = (cta * san.SW + start // 4)[:, None] + np.arange(n)
+            return member, w.reshape(-1)
+        nw = size // 4
+        member = np.repeat(np.arange(cta.size), nw)
+        k = np.arange(int(nw.sum())) - np.repeat(np.cumsum(nw) - nw, nw)
+        return member, cta[member] * san.SW + start[member] // 4 + k
     total = int(size.sum())
     member = np.repeat(np.arange(cta.size), size)
     byte = np.arange(total) - np.repeat(np.cumsum(size) - size, size)
@@ -205,6 +215,35 @@ def chunk_words(san, chunks, per_cta: int):
     return np.repeat(np.arange(chunks.shape[0]), w[0].size), w.reshape(-1)
 
 
+def _san_async_merged(san, inst, kind, unit, threads, cta, perform, signal, wwords, mbar,
+                      family):
+    """san_async for copies into the issuing CTAs' own shared memory without clusters: one
+    record for the copies of every CTA of the step, each CTA's part observed by its own warps
+    (WaveSanitizer.merge_ok, `known`): the per-CTA records' checks at the cost of one."""
+    rec = san.new_rec(kind, inst, int(threads[0]), unit)
+    ctas = np.unique(cta)
+    per = san.wave.P // WARP_SIZE
+    rec.ctas = ctas
+    rec.allw = (ctas[:, None] * per + np.arange(per)).ravel()
+    ci = np.asarray(wwords[0], np.int64)
+    words = np.asarray(wwords[1], np.int64)
+    san.async_words_multi([rec], inst, [words], write=True, issuers=[threads[ci]])
+    perform = san.wrap_all([(rec, None)], perform, lambda: san.async_words_done(words))
+    if mbar is None:
+        san.group_add(rec, threads, family)
+        return perform, signal
+    mc, mo = np.asarray(mbar[0], np.int64), np.asarray(mbar[1], np.int64)
+    pairs = sorted(set(zip(mc.tolist(), mo.tolist())))
+    base = signal
+
+    def sig():
+        for c, o in pairs:
+            san.mb_signal(rec, c, o)
+        base()
+        san.mb_sync(mc, mo)
+    return perform, sig
+
+
 def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwords=None,
               wwords=None, mbar=None, gwrite=None, trace=None, family: str = "bulk"):
     """The asynchronous copies of one queued operation (issued by `threads`, one per copy) for
@@ -216,6 +255,10 @@ def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwor
     Returns the (perform, signal) to issue."""
     threads = np.asarray(threads, np.int64)
     cta = san.wave.cta_of[threads]
+    if san.merge_ok and rwords is None and gwrite is None and wwords is not None and \
+            cta.size > 1 and cta[0] != cta[-1]:
+        return _san_async_merged(san, inst, kind, unit, threads, cta, perform, signal,
+                                 wwords, mbar, family)
     order = np.argsort(cta, kind="stable")
     cut = np.flatnonzero(np.r_[True, cta[order][1:] != cta[order][:-1]])
     groups = np.split(order, cut[1:])                     # copies of each issuing CTA

@@ -138,7 +138,7 @@ class AsyncRec:
     """One asynchronous operation (issued by thread `t`, warp `warp` of the wave)."""
     __slots__ = ("id", "kind", "pc", "t", "warp", "cta", "epoch", "done", "obs", "cover",
                  "regs", "clock", "issue_step", "done_step", "unit", "obs_t",
-                 "all_known", "trace_args", "words", "ctas", "covers", "overlaps")
+                 "all_known", "trace_args", "words", "ctas", "covers", "overlaps", "allw")
 
     def __init__(self, rid, kind, pc, t, warp, cta, epoch, step, unit):
         self.id, self.kind, self.pc, self.t, self.warp, self.cta = rid, kind, pc, t, warp, cta
@@ -156,6 +156,8 @@ class AsyncRec:
         self.ctas = None                    # the CTAs (wave positions) of those words
         self.covers = ()                    # a commit: the operations it tracks
         self.overlaps = None                # [(earlier copy, flat words)] it also writes
+        self.allw = None                    # a merged record (`WaveSanitizer.merge_ok`): the
+        #                                     warps of every CTA it writes in
 
 
 class WaveSanitizer:
@@ -259,6 +261,11 @@ class WaveSanitizer:
         self.kbm = np.zeros((_RING, W), bool)
         self._words: dict = {}                           # id(byte array) -> its words
         self.pinned_warp = wave.cta_of[::WARP_SIZE]      # CTA of each warp
+        self.retired_ids = np.zeros(4096, bool)                # per rec id: retired (all_known)
+        # the copies of all CTAs of one step may be one record ("merged": its parts observed
+        # per CTA, `known`): without clusters and without a trace, where no CTA can touch
+        # another CTA's shared memory and no observer of one CTA's part is in another CTA
+        self.merge_ok = wave.launch.geometry.cluster_size == 1 and self.tracer is None
 
     # -------------------------------------------------------------------- compiled wrapper
     def wrap(self, pc: int, inst, body):
@@ -335,9 +342,15 @@ class WaveSanitizer:
         return Access(prog.line(pc), prog.text(pc), what,
                       getattr(getattr(inst, "loc", None), "file", None))
 
-    def _access_of_rec(self, rec: AsyncRec) -> Access:
-        who = self._who(rec.t)
+    def _access_of_rec(self, rec: AsyncRec, word=None) -> Access:
+        """The access of `rec` (a merged record: its part in the CTA of shared `word`)."""
         state = "completed" if rec.done else "in flight"
+        if rec.allw is not None and word is not None:
+            cta = self._ctaid(int(word) // self.SW)
+            if cta != self._who(rec.t)[0]:
+                return self._access_at(rec.pc, f"{rec.kind} issued by a thread of CTA {cta}, "
+                                               f"{state}")
+        who = self._who(rec.t)
         return self._access_at(rec.pc, f"{rec.kind} issued by CTA {who[0]} warp {who[1]} lane "
                                        f"{who[2]}, {state}")
 
@@ -373,13 +386,17 @@ class WaveSanitizer:
             return self.kbm[slot, ws] if mine else np.zeros(ws.size, bool)
         xs = np.fromiter(obs.keys(), np.int64, len(obs))
         es = np.fromiter(obs.values(), np.int64, len(obs))
-        got = (self.vc[ws[:, None], xs[None, :]] >= es[None, :]).any(1)
+        hb = self.vc[ws[:, None], xs[None, :]] >= es[None, :]
+        if r.allw is not None:
+            # a merged record: each CTA's part is observed by that CTA's warps only
+            hb &= self.pinned_warp[ws][:, None] == self.pinned_warp[xs][None, :]
+        got = hb.any(1)
         if got.any():
             if not mine:
                 self.kbtag[slot] = rec.id
                 self.kbm[slot] = False
             self.kbm[slot, ws[got]] = True
-            cw = self.cluster_warps(rec.cta)
+            cw = self._rec_warps(rec)
             if self.kbm[slot, cw].all():
                 rec.all_known = True
                 self._retire(rec)
@@ -402,18 +419,24 @@ class WaveSanitizer:
             self.kbtag[slot] = rec.id
             self.kbm[slot] = False
         self.kbm[slot, w] = True
-        if self.kbm[slot, self.cluster_warps(rec.cta)].all():
+        if self.kbm[slot, self._rec_warps(rec)].all():
             rec.all_known = True
             self._retire(rec)
 
     def known_cached(self, ids, ws) -> np.ndarray:
-        """Vectorised: per element, is rec `ids[i]` cached as known by warp `ws[i]`?"""
+        """Vectorised: per element, is rec `ids[i]` retired or cached as known by warp
+        `ws[i]`?"""
         slot = ids % _RING
-        return (self.kbtag[slot] == ids) & self.kbm[slot, ws]
+        return ((self.kbtag[slot] == ids) & self.kbm[slot, ws]) | self.retired_ids[ids]
+
+    def _rec_warps(self, rec: AsyncRec) -> np.ndarray:
+        """The warps that must know `rec` for it to retire."""
+        return rec.allw if rec.allw is not None else self.cluster_warps(rec.cta)
 
     def _retire(self, rec: AsyncRec) -> None:
         """Every warp that could touch its memory knows `rec` completed: its shared-memory
         marks can conflict with nothing any more, and are dropped."""
+        self.retired_ids[rec.id] = True
         if rec.words is None:
             return
         # its marks stay: a check that meets one finds the operation known and drops it
@@ -462,6 +485,9 @@ class WaveSanitizer:
         rec = AsyncRec(self.next_rec, kind, self.pc(inst), int(t), w, int(t) // self.wave.P,
                        int(self.ep[w]), self.wave.launch.steps, unit)
         self.next_rec += 1
+        if self.next_rec >= self.retired_ids.size:
+            self.retired_ids = np.concatenate([self.retired_ids,
+                                               np.zeros(self.retired_ids.size, bool)])
         self.recs[rec.id] = rec
         if self.tracer is not None:
             self.tracer.issue(self, rec)
@@ -482,7 +508,8 @@ class WaveSanitizer:
         on_done or None)] complete, then runs its on_done (and `on_done_all`)."""
         def run():
             data = self.wave.memory.shared.data.reshape(-1)
-            before = [(rec, [data[self._bytes_of_words(w)].copy() for _, w in rec.overlaps])
+            before = [(rec, [data[self._bytes_of_words(w)].copy()
+                             for _, w, _ in rec.overlaps])
                       for rec, _ in items if rec.overlaps]
             if perform is not None:
                 perform()
@@ -712,7 +739,7 @@ class WaveSanitizer:
                              f"write to shared memory the {rec.kind} operation reads, before "
                              "its completion is known to this warp")
             self.report(kind, inst, int(ths[j]), msg, self._where_word(int(wds[j])),
-                        self._access_of_rec(rec), count=int((~ok).sum()))
+                        self._access_of_rec(rec, wds[j]), count=int((~ok).sum()))
 
     def _check_async_readers(self, inst, th, w, words) -> None:
         prev = self.sa[words]
@@ -765,11 +792,14 @@ class WaveSanitizer:
     def _async_words(self, rec: AsyncRec, inst, words, write: bool) -> None:
         self.async_words_multi([rec], inst, [words], write)
 
-    def async_words_multi(self, recs: list, inst, words_list: list, write: bool) -> None:
+    def async_words_multi(self, recs: list, inst, words_list: list, write: bool,
+                          issuers: list | None = None) -> None:
         """Asynchronous operations `recs` (issued now, e.g. one tcgen05.mma per CTA of a step)
         read (write=False) or write the flat shared-memory words `words_list[i]`: each
         checked against the generic accesses and the asynchronous operations before it, in
-        one vectorised pass, then marked as in flight."""
+        one vectorised pass, then marked as in flight. `issuers`: per record, the issuing
+        thread of each of its words (a merged record of several CTAs' copies, write only);
+        else each record's own thread."""
         sizes = [w.size for w in words_list]
         if not sum(sizes):
             return
@@ -778,10 +808,11 @@ class WaveSanitizer:
             if w.size:
                 if rec.words is None:
                     rec.words = w
-                    lo, hi = int(w[0]) // self.SW, int(w[-1]) // self.SW
-                    rec.ctas = np.array([lo]) if lo == hi and \
-                        int(w.min()) // self.SW == lo and int(w.max()) // self.SW == lo \
-                        else _usort(w // self.SW)
+                    if rec.allw is None:              # (a merged record has its CTAs)
+                        lo, hi = int(w[0]) // self.SW, int(w[-1]) // self.SW
+                        rec.ctas = np.array([lo]) if lo == hi and \
+                            int(w.min()) // self.SW == lo and int(w.max()) // self.SW == lo \
+                            else _usort(w // self.SW)
                     fresh.append(rec.ctas)
                 else:
                     rec.words = np.concatenate([rec.words, w])
@@ -820,7 +851,12 @@ class WaveSanitizer:
                     return
         words = np.concatenate(words_list) if len(words_list) > 1 else words_list[0]
         rix = np.repeat(np.arange(len(recs)), sizes)
-        r = np.array([x.warp for x in recs], np.int64)[rix]
+        if issuers is not None:                       # per word: the thread issuing it
+            th = np.concatenate(issuers) if len(issuers) > 1 else \
+                np.asarray(issuers[0], np.int64)
+        else:
+            th = np.array([x.t for x in recs], np.int64)[rix]
+        r = th // WARP_SIZE
         tags = np.array([int(_atag(x)) for x in recs], np.int64)[rix]
         keep = None
         # generic accesses before: must happen before the issue (and, for a read by the
@@ -838,7 +874,7 @@ class WaveSanitizer:
                     j = gi[int(np.argmax(race))]
                     rec = recs[int(rix[j])]
                     kind = "async-overwrites-unread" if write else "race-shared"
-                    self.report(kind, inst, rec.t,
+                    self.report(kind, inst, int(th[j]),
                                 f"the {rec.kind} {'writes' if write else 'reads'} shared memory "
                                 f"an earlier generic {what} of another warp is not ordered "
                                 "before", self._where_word(int(words[j])),
@@ -852,16 +888,16 @@ class WaveSanitizer:
                 asy = pw == ASYNC - 1
                 if asy.any():
                     if write:
-                        keep = self._overlapping_copies(recs, rix, r, words, prev, asy)
+                        keep = self._overlapping_copies(recs, rix, th, words, prev, asy)
                     else:
-                        self._async_vs_async(inst, recs, rix, r, words, prev, asy, write)
+                        self._async_vs_async(inst, recs, rix, th, words, prev, asy, write)
         if not write:
             self._init_check_async(inst, recs, words_list)
         if write:
             prev = self.sa[words]
             asy = prev != 0
             if asy.any():
-                self._async_vs_async(inst, recs, rix, r, words, prev, asy, write)
+                self._async_vs_async(inst, recs, rix, th, words, prev, asy, write)
             if keep is not None:                          # earlier copies stay the writers
                 words, tags = words[~keep], tags[~keep]
             self.sw[words] = tags
@@ -880,25 +916,37 @@ class WaveSanitizer:
                             self._where_word(int(words[j])), count=int(bad.sum()))
                 self.ibw[words[bad]] = 0x01010101
 
-    def _async_vs_async(self, inst, recs, rix, r, words, prev, sel, write) -> None:
+    def _ordered_at(self, x: AsyncRec, rec: AsyncRec, th) -> np.ndarray:
+        """Per issuing thread `th` (of rec's words): is x ordered before rec's issue? (A copy
+        of a merged record is issued by each of its threads' warps.)"""
+        if rec.allw is None or rec.kind in TC_ALL:
+            return np.full(th.size, self.ordered(x, rec))
+        if x is rec:
+            return np.ones(th.size, bool)
+        uw, inv = np.unique(th // WARP_SIZE, return_inverse=True)
+        return self.known(x, uw)[inv]
+
+    def _async_vs_async(self, inst, recs, rix, th, words, prev, sel, write) -> None:
         """Earlier asynchronous operations on these words must be known complete to each
         issuing warp (or form a tcgen05 pipeline with it)."""
         gi = np.flatnonzero(sel)
         ids = (prev[gi] >> _PC_BITS) & _EP_MASK
-        rest = ~self.known_cached(ids, r[gi])
+        rest = ~self.known_cached(ids, th[gi] // WARP_SIZE)
         if not rest.any():
             return
         gi, ids = gi[rest], ids[rest]
         pairs = _usort(ids * len(recs) + rix[gi])
-        done = set()
         for key in pairs.tolist():
             rid, k = divmod(key, len(recs))
             rec = recs[k]
             x = self.recs.get(int(rid))
-            if x is None or x is rec or (x.id, rec.id) in done or self.ordered(x, rec):
+            if x is None or x is rec:
                 continue
-            done.add((x.id, rec.id))
-            j = int(gi[int(np.argmax((ids == rid) & (rix[gi] == k)))])
+            mk = (ids == rid) & (rix[gi] == k)
+            bad = ~self._ordered_at(x, rec, th[gi[mk]])
+            if not bad.any():
+                continue
+            j = int(gi[np.flatnonzero(mk)[int(np.argmax(bad))]])
             if write:
                 kind, msg = ("async-overwrites-unread",
                              f"the {rec.kind} writes shared memory an earlier {x.kind} may "
@@ -907,10 +955,10 @@ class WaveSanitizer:
                 kind, msg = ("async-read-before-complete",
                              f"the {rec.kind} reads shared memory the {x.kind} copy writes, "
                              "before its completion is known to the issuing warp")
-            self.report(kind, inst, rec.t, msg, self._where_word(int(words[j])),
-                        self._access_of_rec(x), count=int((ids == rid).sum()))
+            self.report(kind, inst, int(th[j]), msg, self._where_word(int(words[j])),
+                        self._access_of_rec(x, words[j]), count=int(bad.sum()))
 
-    def _overlapping_copies(self, recs, rix, r, words, prev, sel):
+    def _overlapping_copies(self, recs, rix, th, words, prev, sel):
         """Asynchronous writes over bytes an earlier asynchronous write (not yet known complete
         to the issuer) also writes: two TMA copies of the same data into one place (CuTe's
         2-CTA scale-factor multicast) are harmless, different data is a race whose winner is
@@ -918,19 +966,26 @@ class WaveSanitizer:
         then the earlier copy stays the words' writer. Returns the words kept (bool mask)."""
         gi = np.flatnonzero(sel)
         ids = (prev[gi] >> _PC_BITS) & _EP_MASK
+        rest = ~self.known_cached(ids, th[gi] // WARP_SIZE)
+        if not rest.any():
+            return None
+        gi, ids = gi[rest], ids[rest]
         keep = np.zeros(words.size, bool)
         for rid in _uniq(ids):
             x = self.recs.get(int(rid))
             m = ids == rid
             for k in _uniq(rix[gi[m]]):
                 rec = recs[k]
-                if x is None or x is rec or self.ordered(x, rec):
+                if x is None or x is rec:
                     continue
                 mm = gi[m][rix[gi[m]] == k]
+                mm = mm[~self._ordered_at(x, rec, th[mm])]
+                if not mm.size:
+                    continue
                 keep[mm] = True
                 if rec.overlaps is None:
                     rec.overlaps = []
-                rec.overlaps.append((x, words[mm]))
+                rec.overlaps.append((x, words[mm], int(th[mm[0]])))
         return keep if keep.any() else None
 
     def _bytes_of_words(self, words) -> np.ndarray:
@@ -942,16 +997,17 @@ class WaveSanitizer:
         """The copy `rec` landed over bytes of earlier in-flight copies: the same bytes are
         harmless; other bytes are a write-write race of the asynchronous proxy."""
         data = self.wave.memory.shared.data.reshape(-1)
-        for (x, words), old in zip(rec.overlaps, before):
+        for (x, words, t), old in zip(rec.overlaps, before):
             changed = data[self._bytes_of_words(words)] != old
             if changed.any():
                 k = int(np.argmax(changed.reshape(-1, 4).any(1)))
                 inst = self.wave.program.instructions[rec.pc]
-                self.report("async-overwrites-unread", inst, rec.t,
+                self.report("async-overwrites-unread", inst, t,
                             f"the {rec.kind} writes other data into shared memory an earlier "
                             f"{x.kind} copy also writes, with no completion of one known before "
                             "the other's issue: which bytes remain is undefined",
-                            self._where_word(int(words[k])), self._access_of_rec(x))
+                            self._where_word(int(words[k])),
+                            self._access_of_rec(x, words[k]))
                 self.sw[words] = _atag(rec)
         rec.overlaps = None
 
