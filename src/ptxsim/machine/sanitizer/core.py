@@ -51,6 +51,7 @@ def _atag(rec) -> np.int64:
 
 # tcgen05 pipelines (9.7.16.6.2): (earlier kind, later kind) executed in issue order when
 # issued by one thread (or ordered across threads, 9.7.16.6.4.3)
+_BIG = 1 << 62
 _RING = 4096                                       # rows of the known(rec, warp) cache
 READERS = ("mma", "cp", "tma_store", "wgmma")   # asynchronous operations that only read
                                                     # shared memory (their marks are in `sa`)
@@ -211,8 +212,15 @@ class WaveSanitizer:
         self.gr = np.zeros(wave.n_ctas, bool)
         self.alive = np.zeros(wave.n_ctas, np.int64)
         self.alive_w = np.zeros(wave.n_ctas, np.int64)     # ... of them writing
-        self.fence_ok = np.zeros(wave.n_ctas, bool)        # at the last barrier, every warp's
-        self.lastw = np.zeros(W, np.int64)                 # last shared write (lastw) was fenced
+        self.lastw = np.zeros(W, np.int64)                 # epoch of each warp's last write
+        # the flat words each warp wrote since its last fence.proxy.async (lowest, highest;
+        # empty: lo > hi), and per CTA at its last barrier of all warps the union of its
+        # warps' (what an asynchronous read there may need a proxy-fence check for)
+        self.uf_lo = np.full(W, _BIG, np.int64)
+        self.uf_hi = np.full(W, -1, np.int64)
+        self.unf_lo = np.full(wave.n_ctas, _BIG, np.int64)
+        self.unf_hi = np.full(wave.n_ctas, -1, np.int64)
+        self._runs_memo: dict = {}                         # id(local words) -> (words, runs)
         self.remote_seen = False
         # proxy fences: per warp the epochs of its last _NFENCE fence.proxy.async (oldest
         # first, -1 = none)
@@ -262,6 +270,16 @@ class WaveSanitizer:
         self._words: dict = {}                           # id(byte array) -> its words
         self.pinned_warp = wave.cta_of[::WARP_SIZE]      # CTA of each warp
         self.retired_ids = np.zeros(4096, bool)                # per rec id: retired (all_known)
+        # unretired asynchronous writes of shared memory: rec id -> [CTAs, lowest, highest
+        # in-CTA word] (an MMA operand read outside every range needs no per-word check)
+        self.alive_wr: dict = {}
+        self._init_ok: dict = {}                 # (id(local words), CTA) -> local words
+        #                                          all initialised (init flags are never cleared)
+        # unretired asynchronous writes of shared memory: rec id -> [CTAs, lowest, highest
+        # in-CTA word] (an MMA operand read outside every range needs no per-word check)
+        self.alive_wr: dict = {}
+        self._init_ok: dict = {}                 # (id(local words), CTA) -> local words
+        #                                          all initialised (init flags are never cleared)
         # the copies of all CTAs of one step may be one record ("merged": its parts observed
         # per CTA, `known`): without clusters and without a trace, where no CTA can touch
         # another CTA's shared memory and no observer of one CTA's part is in another CTA
@@ -426,8 +444,14 @@ class WaveSanitizer:
     def known_cached(self, ids, ws) -> np.ndarray:
         """Vectorised: per element, is rec `ids[i]` retired or cached as known by warp
         `ws[i]`?"""
-        slot = ids % _RING
-        return ((self.kbtag[slot] == ids) & self.kbm[slot, ws]) | self.retired_ids[ids]
+        got = self.retired_ids[ids]
+        if got.all():
+            return got
+        rest = np.flatnonzero(~got)
+        i, w = ids[rest], np.asarray(ws)[rest]
+        slot = i % _RING
+        got[rest] = (self.kbtag[slot] == i) & self.kbm[slot, w]
+        return got
 
     def _rec_warps(self, rec: AsyncRec) -> np.ndarray:
         """The warps that must know `rec` for it to retire."""
@@ -437,6 +461,7 @@ class WaveSanitizer:
         """Every warp that could touch its memory knows `rec` completed: its shared-memory
         marks can conflict with nothing any more, and are dropped."""
         self.retired_ids[rec.id] = True
+        self.alive_wr.pop(rec.id, None)
         if rec.words is None:
             return
         # its marks stay: a check that meets one finds the operation known and drops it
@@ -599,6 +624,13 @@ class WaveSanitizer:
             self.gw[c] = True
             uw = _sorted_unique(w)
             self.lastw[uw] = self.ep[uw]
+            if uw.size == 1:
+                lo, hi = words.min(), words.max()
+            else:                                         # w is sorted (idx is)
+                st = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+                lo, hi = np.minimum.reduceat(words, st), np.maximum.reduceat(words, st)
+            self.uf_lo[uw] = np.minimum(self.uf_lo[uw], lo)
+            self.uf_hi[uw] = np.maximum(self.uf_hi[uw], hi)
             rec = self.epw[w] | low
             self.sw[words] = rec
             # two warps writing one word in this same instruction: the scatter kept one
@@ -793,18 +825,27 @@ class WaveSanitizer:
         self.async_words_multi([rec], inst, [words], write)
 
     def async_words_multi(self, recs: list, inst, words_list: list, write: bool,
-                          issuers: list | None = None) -> None:
+                          issuers: list | None = None, init_keys: list | None = None) -> None:
         """Asynchronous operations `recs` (issued now, e.g. one tcgen05.mma per CTA of a step)
         read (write=False) or write the flat shared-memory words `words_list[i]`: each
         checked against the generic accesses and the asynchronous operations before it, in
         one vectorised pass, then marked as in flight. `issuers`: per record, the issuing
         thread of each of its words (a merged record of several CTAs' copies, write only);
-        else each record's own thread."""
+        else each record's own thread. `init_keys`: per record (read) its (in-CTA words
+        array, CTA), whose initcheck is done once."""
         sizes = [w.size for w in words_list]
         if not sum(sizes):
             return
         fresh = []                                # CTAs of records marking words first
         for rec, w in zip(recs, words_list):
+            if w.size and write:
+                loc = w % self.SW
+                lo, hi = int(loc.min()), int(loc.max())
+                got = self.alive_wr.get(rec.id)
+                if got is None:
+                    self.alive_wr[rec.id] = [None, lo, hi]
+                else:
+                    got[1], got[2] = min(got[1], lo), max(got[2], hi)
             if w.size:
                 if rec.words is None:
                     rec.words = w
@@ -822,6 +863,11 @@ class WaveSanitizer:
                         if write:
                             self.alive_w[more] += 1
                         rec.ctas = np.union1d(rec.ctas, more)
+        if write:
+            for rec in recs:
+                got = self.alive_wr.get(rec.id)
+                if got is not None:
+                    got[0] = rec.ctas
         if fresh:
             cs = np.concatenate(fresh) if len(fresh) > 1 else fresh[0]
             np.add.at(self.alive, cs, 1)
@@ -831,17 +877,51 @@ class WaveSanitizer:
             # a read of CTAs whose every generic write is ordered and fenced by a barrier of
             # all their warps, with no asynchronous write in flight there: nothing to check
             # but initialisation (the common case of a pipelined GEMM's MMA issue)
-            busy = [rec.ctas is None or bool(self.gw[rec.ctas].any() or
-                                             (~self.fence_ok[rec.ctas]).any() or
-                                             self.alive_w[rec.ctas].any())
-                    for rec in recs]
+            # (in flight there: an asynchronous write whose in-CTA word range overlaps the
+            # read's, when the read lies in one CTA)
+            # and with generic writes not fenced by their warps at that barrier: the read's
+            # runs of words overlap the CTA's range of them)
+            keys = init_keys or [None] * len(recs)
+            hot: dict = {}
+
+            def quiet(k):
+                rec, w = recs[k], words_list[k]
+                if rec.ctas is None or rec.ctas.size != 1:
+                    return False
+                c = int(rec.ctas[0])
+                if self.gw[c]:
+                    return False
+                local = keys[k][0] if keys[k] is not None else w - c * self.SW
+                if local.size == 0 or local[0] < 0 or local[-1] >= self.SW:
+                    return False
+                lo, hi = self._runs(local, keys[k] is not None)
+                if self.unf_lo[c] <= self.unf_hi[c]:
+                    a, b = self.unf_lo[c] - c * self.SW, self.unf_hi[c] - c * self.SW
+                    if ((lo <= b) & (hi >= a)).any():
+                        return False
+                if not self.alive_w[c]:
+                    return True
+                h = hot.get(id(local))
+                if h is None:
+                    h = hot[id(local)] = np.zeros(self.wave.n_ctas, bool)
+                    for ctas, alo, ahi in self.alive_wr.values():
+                        if ctas is not None and ((lo <= ahi) & (hi >= alo)).any():
+                            h[ctas] = True
+                return not h[c]
+            busy = [not quiet(k) for k in range(len(recs))]
             if not all(busy):
                 quiet = [w for w, b in zip(words_list, busy) if not b]
                 qw = np.concatenate(quiet) if len(quiet) > 1 else quiet[0]
                 qt = np.concatenate([np.full(w.size, int(_atag(x)), np.int64)
                                      for x, w, b in zip(recs, words_list, busy) if not b])
-                self._init_check_async(inst, [x for x, b in zip(recs, busy) if not b],
-                                       [w for w, b in zip(words_list, busy) if not b])
+                todo = [k for k, b in enumerate(busy) if not b and
+                        (keys[k] is None or self._init_ok.get((id(keys[k][0]), keys[k][1]))
+                         is not keys[k][0])]
+                self._init_check_async(inst, [recs[k] for k in todo],
+                                       [words_list[k] for k in todo])
+                for k in todo:
+                    if keys[k] is not None:
+                        self._init_ok[(id(keys[k][0]), keys[k][1])] = keys[k][0]
                 self.sa[qw] = qt
                 self.any_async_read = True
                 recs = [x for x, b in zip(recs, busy) if b]
@@ -904,6 +984,17 @@ class WaveSanitizer:
         else:
             self.sa[words] = tags
             self.any_async_read = True
+
+    def _runs(self, local, memo: bool):
+        """The runs of consecutive words of sorted in-CTA words `local`: (lows, highs)."""
+        got = self._runs_memo.get(id(local)) if memo else None
+        if got is not None and got[0] is local:
+            return got[1]
+        cut = np.flatnonzero(local[1:] != local[:-1] + 1)
+        runs = (local[np.r_[0, cut + 1]], local[np.r_[cut, local.size - 1]])
+        if memo:
+            self._runs_memo[id(local)] = (local, runs)
+        return runs
 
     def _init_check_async(self, inst, recs, words_list) -> None:
         """initcheck: the asynchronous proxy reads bytes no one wrote."""
@@ -1270,6 +1361,8 @@ class WaveSanitizer:
 
     def proxy_fence(self, idx) -> None:
         ws = _usort(idx // WARP_SIZE)
+        self.uf_lo[ws] = _BIG
+        self.uf_hi[ws] = -1
         self.pfm[ws, :-1] = self.pfm[ws, 1:]
         self.pfm[ws, -1] = self.ep[ws]
         self.tick(ws)
@@ -1476,7 +1569,7 @@ class WaveSanitizer:
     def mma_batch(self, inst, items) -> None:
         """The tcgen05.mma of one step: items [(rec, CTAs, MmaFootprint)]: Tensor Memory per
         MMA, the shared-memory operands of all of them in one vectorised pass."""
-        recs, words = [], []
+        recs, words, keys = [], [], []
         for rec, ctas, fp in items:
             for ci, c in enumerate(ctas):
                 lanes, cols = fp.d[ci]
@@ -1485,12 +1578,14 @@ class WaveSanitizer:
                 for lanes, cols in fp.tmem_reads[ci]:
                     self.tmem_access(rec, inst, c, lanes, cols, read=True, write=False)
                 recs.append(rec)
-                words.append(self._operand_words(fp.smem_reads[ci]) + c * self.SW)
+                local = self._operand_words(fp.smem_reads[ci])
+                words.append(local + c * self.SW)
+                keys.append((local, c))
                 if self.tracer is not None and ci == 0:
                     rec.trace_args = {"smem": [int(b[0]) for b in fp.smem_reads[0]]}
             self.tc_issue(rec)
         if recs:
-            self.async_words_multi(recs, inst, words, write=False)
+            self.async_words_multi(recs, inst, words, write=False, init_keys=keys)
 
     def _operand_words(self, arrays) -> np.ndarray:
         """The in-CTA words of an MMA's shared-memory operands (memoised per footprint)."""
@@ -1754,7 +1849,8 @@ class WaveSanitizer:
             live = cta * (P // WARP_SIZE) + np.flatnonzero((st != EXITED).any(1))
             if np.isin(live, ws).all():
                 if self.gw[cta]:
-                    self.fence_ok[cta] = bool((self.pfm[live, -1] >= self.lastw[live]).all())
+                    self.unf_lo[cta] = self.uf_lo[live].min()
+                    self.unf_hi[cta] = self.uf_hi[live].max()
                 self.gw[cta] = self.gr[cta] = False
 
     def bar_all(self, idx) -> None:
@@ -1778,9 +1874,11 @@ class WaveSanitizer:
         dirty = self.gw[c] | self.gr[c]
         if dirty.any():
             # every live warp of these CTAs took part (bar_complete's rule)
-            ok = np.logical_and.reduceat(self.pfm[ws, -1] >= self.lastw[ws], starts)
+            lo = np.minimum.reduceat(self.uf_lo[ws], starts)
+            hi = np.maximum.reduceat(self.uf_hi[ws], starts)
             w = self.gw[c]
-            self.fence_ok[c[w]] = ok[w]
+            self.unf_lo[c[w]] = lo[w]
+            self.unf_hi[c[w]] = hi[w]
             self.gw[c] = self.gr[c] = False
 
     def cluster_arrive(self, idx, cluster: int, release: bool) -> None:
