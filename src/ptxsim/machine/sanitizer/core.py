@@ -139,7 +139,8 @@ class AsyncRec:
     """One asynchronous operation (issued by thread `t`, warp `warp` of the wave)."""
     __slots__ = ("id", "kind", "pc", "t", "warp", "cta", "epoch", "done", "obs", "cover",
                  "regs", "clock", "issue_step", "done_step", "unit", "obs_t",
-                 "all_known", "trace_args", "words", "ctas", "covers", "overlaps", "allw")
+                 "all_known", "trace_args", "words", "ctas", "covers", "overlaps", "allw",
+                 "rkeys")
 
     def __init__(self, rid, kind, pc, t, warp, cta, epoch, step, unit):
         self.id, self.kind, self.pc, self.t, self.warp, self.cta = rid, kind, pc, t, warp, cta
@@ -157,6 +158,7 @@ class AsyncRec:
         self.ctas = None                    # the CTAs (wave positions) of those words
         self.covers = ()                    # a commit: the operations it tracks
         self.overlaps = None                # [(earlier copy, flat words)] it also writes
+        self.rkeys = None                   # a reader: [(alive_rd entry, CTAs)]
         self.allw = None                    # a merged record (`WaveSanitizer.merge_ok`): the
         #                                     warps of every CTA it writes in
 
@@ -273,11 +275,9 @@ class WaveSanitizer:
         # unretired asynchronous writes of shared memory: rec id -> [CTAs, lowest, highest
         # in-CTA word] (an MMA operand read outside every range needs no per-word check)
         self.alive_wr: dict = {}
-        self._init_ok: dict = {}                 # (id(local words), CTA) -> local words
-        #                                          all initialised (init flags are never cleared)
-        # unretired asynchronous writes of shared memory: rec id -> [CTAs, lowest, highest
-        # in-CTA word] (an MMA operand read outside every range needs no per-word check)
-        self.alive_wr: dict = {}
+        # unretired asynchronous reads of shared memory, grouped by their runs of in-CTA
+        # words: id(runs) -> [lows, highs, readers per CTA, readers]
+        self.alive_rd: dict = {}
         self._init_ok: dict = {}                 # (id(local words), CTA) -> local words
         #                                          all initialised (init flags are never cleared)
         # the copies of all CTAs of one step may be one record ("merged": its parts observed
@@ -462,6 +462,13 @@ class WaveSanitizer:
         marks can conflict with nothing any more, and are dropped."""
         self.retired_ids[rec.id] = True
         self.alive_wr.pop(rec.id, None)
+        if rec.rkeys:
+            for e, ctas in rec.rkeys:
+                e[2][ctas] -= 1
+                e[3] -= ctas.size
+                if e[3] <= 0 and self.alive_rd.get(id(e[0])) is e:
+                    del self.alive_rd[id(e[0])]
+            rec.rkeys = None
         if rec.words is None:
             return
         # its marks stay: a check that meets one finds the operation known and drops it
@@ -874,6 +881,27 @@ class WaveSanitizer:
             if write:
                 np.add.at(self.alive_w, cs, 1)
         if not write:
+            for k, (rec, w) in enumerate(zip(recs, words_list)):
+                if w.size and rec.ctas is not None:
+                    key = init_keys[k] if init_keys else None
+                    if key is not None:
+                        runs = self._runs(key[0], True)
+                    else:
+                        runs = self._runs(_usort(w % self.SW), False)
+                    e = self.alive_rd.get(id(runs[0]))
+                    if e is None:
+                        e = self.alive_rd[id(runs[0])] = [runs[0], runs[1],
+                                                          np.zeros(self.wave.n_ctas, np.int64), 0]
+                    e[2][rec.ctas] += 1
+                    e[3] += rec.ctas.size
+                    if rec.rkeys is None:
+                        rec.rkeys = []
+                    rec.rkeys.append((e, rec.ctas))
+        elif len(recs) == 1 and self._write_quiet(recs[0]):
+            # nothing before can conflict: only the marks
+            self.sw[words_list[0]] = _atag(recs[0])
+            return
+        if not write:
             # a read of CTAs whose every generic write is ordered and fenced by a barrier of
             # all their warps, with no asynchronous write in flight there: nothing to check
             # but initialisation (the common case of a pipelined GEMM's MMA issue)
@@ -984,6 +1012,28 @@ class WaveSanitizer:
         else:
             self.sa[words] = tags
             self.any_async_read = True
+
+    def _write_quiet(self, rec: AsyncRec) -> bool:
+        """An asynchronous write by `rec` (its words just marked) into CTAs with no generic
+        access since their last barrier of all warps (every one ordered before the issue),
+        no other unretired asynchronous write and no unretired asynchronous read overlapping
+        its in-CTA word range: no check can fire."""
+        ctas = rec.ctas
+        if ctas is None or self.gw[ctas].any() or self.gr[ctas].any():
+            return False
+        _, a, b = self.alive_wr[rec.id]
+        mine = None
+        for rid, (c2, lo, hi) in self.alive_wr.items():
+            if rid != rec.id and lo <= b and hi >= a and c2 is not None:
+                if mine is None:
+                    mine = np.zeros(self.wave.n_ctas, bool)
+                    mine[ctas] = True
+                if mine[c2].any():
+                    return False
+        for lo, hi, cnt, _ in self.alive_rd.values():
+            if (cnt[ctas] > 0).any() and ((lo <= b) & (hi >= a)).any():
+                return False
+        return True
 
     def _runs(self, local, memo: bool):
         """The runs of consecutive words of sorted in-CTA words `local`: (lows, highs)."""
