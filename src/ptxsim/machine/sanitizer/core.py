@@ -897,10 +897,19 @@ class WaveSanitizer:
                     if rec.rkeys is None:
                         rec.rkeys = []
                     rec.rkeys.append((e, rec.ctas))
-        elif len(recs) == 1 and self._write_quiet(recs[0]):
-            # nothing before can conflict: only the marks
-            self.sw[words_list[0]] = _atag(recs[0])
-            return
+        elif len(recs) == 1:
+            near = self._write_quiet(recs[0])
+            if near is not None:
+                w = words_list[0]
+                if near:                  # other writes in flight nearby: not on these words?
+                    prev = self.sw[w]
+                    asy = prev[(prev >> _W_SHIFT) == ASYNC]
+                    if asy.size and np.isin((asy >> _PC_BITS) & _EP_MASK, near).any():
+                        near = None
+                if near is not None:
+                    # nothing before can conflict: only the marks
+                    self.sw[w] = _atag(recs[0])
+                    return
         if not write:
             # a read of CTAs whose every generic write is ordered and fenced by a barrier of
             # all their warps, with no asynchronous write in flight there: nothing to check
@@ -1013,27 +1022,32 @@ class WaveSanitizer:
             self.sa[words] = tags
             self.any_async_read = True
 
-    def _write_quiet(self, rec: AsyncRec) -> bool:
+    def _write_quiet(self, rec: AsyncRec):
         """An asynchronous write by `rec` (its words just marked) into CTAs with no generic
         access since their last barrier of all warps (every one ordered before the issue),
-        no other unretired asynchronous write and no unretired asynchronous read overlapping
-        its in-CTA word range: no check can fire."""
+        no unretired asynchronous read overlapping its in-CTA word range, and no other
+        unretired asynchronous write on its words: no check can fire. Returns None when the
+        full check is needed, else the ids of the unretired writes whose ranges overlap (the
+        caller looks for their marks in the words)."""
         ctas = rec.ctas
         if ctas is None or self.gw[ctas].any() or self.gr[ctas].any():
-            return False
+            return None
         _, a, b = self.alive_wr[rec.id]
+        for lo, hi, cnt, _ in self.alive_rd.values():
+            if (cnt[ctas] > 0).any() and ((lo <= b) & (hi >= a)).any():
+                return None
         mine = None
+        near = []
         for rid, (c2, lo, hi) in self.alive_wr.items():
             if rid != rec.id and lo <= b and hi >= a and c2 is not None:
                 if mine is None:
                     mine = np.zeros(self.wave.n_ctas, bool)
                     mine[ctas] = True
                 if mine[c2].any():
-                    return False
-        for lo, hi, cnt, _ in self.alive_rd.values():
-            if (cnt[ctas] > 0).any() and ((lo <= b) & (hi >= a)).any():
-                return False
-        return True
+                    if len(near) == 8:
+                        return None
+                    near.append(rid)
+        return near
 
     def _runs(self, local, memo: bool):
         """The runs of consecutive words of sorted in-CTA words `local`: (lows, highs)."""
