@@ -278,6 +278,11 @@ class WaveSanitizer:
         # unretired asynchronous reads of shared memory, grouped by their runs of in-CTA
         # words: id(runs) -> [lows, highs, readers per CTA, readers]
         self.alive_rd: dict = {}
+        # marks of quiet asynchronous reads not yet written into `sa` (rec id -> (words,
+        # tag)): written before anything reads or writes `sa` (`_sa_sync`), dropped when the
+        # reader retires first (a pipelined GEMM's MMA reads are never looked up)
+        self.sa_pend: dict = {}
+        self.sa_pend_n = 0
         self._init_ok: dict = {}                 # (id(local words), CTA) -> local words
         #                                          all initialised (init flags are never cleared)
         # the copies of all CTAs of one step may be one record ("merged": its parts observed
@@ -462,6 +467,9 @@ class WaveSanitizer:
         marks can conflict with nothing any more, and are dropped."""
         self.retired_ids[rec.id] = True
         self.alive_wr.pop(rec.id, None)
+        if self.sa_pend and self.sa_pend.pop(rec.id, None) is not None:
+            if not self.sa_pend:
+                self.sa_pend_n = 0
         if rec.rkeys:
             for e, ctas in rec.rkeys:
                 e[2][ctas] -= 1
@@ -780,7 +788,18 @@ class WaveSanitizer:
             self.report(kind, inst, int(ths[j]), msg, self._where_word(int(wds[j])),
                         self._access_of_rec(rec, wds[j]), count=int((~ok).sum()))
 
+    def _sa_sync(self) -> None:
+        """Write the pending marks of quiet asynchronous reads into `sa`, in issue order."""
+        items = list(self.sa_pend.values())
+        self.sa_pend.clear()
+        self.sa_pend_n = 0
+        if items:
+            self.sa[np.concatenate([w for w, _ in items])] = np.concatenate(
+                [np.full(w.size, t, np.int64) for w, t in items])
+
     def _check_async_readers(self, inst, th, w, words) -> None:
+        if self.sa_pend:
+            self._sa_sync()
         prev = self.sa[words]
         sel = prev != 0
         if sel.any():
@@ -947,10 +966,6 @@ class WaveSanitizer:
                 return not h[c]
             busy = [not quiet(k) for k in range(len(recs))]
             if not all(busy):
-                quiet = [w for w, b in zip(words_list, busy) if not b]
-                qw = np.concatenate(quiet) if len(quiet) > 1 else quiet[0]
-                qt = np.concatenate([np.full(w.size, int(_atag(x)), np.int64)
-                                     for x, w, b in zip(recs, words_list, busy) if not b])
                 todo = [k for k, b in enumerate(busy) if not b and
                         (keys[k] is None or self._init_ok.get((id(keys[k][0]), keys[k][1]))
                          is not keys[k][0])]
@@ -959,7 +974,15 @@ class WaveSanitizer:
                 for k in todo:
                     if keys[k] is not None:
                         self._init_ok[(id(keys[k][0]), keys[k][1])] = keys[k][0]
-                self.sa[qw] = qt
+                for x, w, b in zip(recs, words_list, busy):
+                    if not b:                     # the marks, written when needed
+                        got = self.sa_pend.pop(x.id, None)
+                        if got is not None:
+                            w = np.concatenate([got[0], w])
+                        self.sa_pend[x.id] = (w, int(_atag(x)))
+                        self.sa_pend_n += w.size
+                if self.sa_pend_n > 1 << 22:
+                    self._sa_sync()
                 self.any_async_read = True
                 recs = [x for x, b in zip(recs, busy) if b]
                 words_list = [w for w, b in zip(words_list, busy) if b]
@@ -1010,6 +1033,8 @@ class WaveSanitizer:
                         self._async_vs_async(inst, recs, rix, th, words, prev, asy, write)
         if not write:
             self._init_check_async(inst, recs, words_list)
+        if self.sa_pend:
+            self._sa_sync()
         if write:
             prev = self.sa[words]
             asy = prev != 0
