@@ -4,7 +4,9 @@ with ptxsim as its GPU. ptxsim's stand-ins for libcudart.so.13 and libcuda.so.1 
 front of NVIDIA's (LD_LIBRARY_PATH), so every CUDA call of the program runs on ptxsim's driver
 model in the program's own process; its host threads and memory stay its own. After the program
 exits, a report says where each kernel ran, what faulted (with the PTX line) and which CUDA
-calls ptxsim does not model. The exit status is the program's."""
+calls ptxsim does not model, and the sanitizer's findings of each launch (docs/sanitizer.md).
+The exit status is the program's (with --fail-on-findings: 1 when the program exited 0 but the
+sanitizer reported an error)."""
 from __future__ import annotations
 
 import json
@@ -30,6 +32,11 @@ def register(subparsers) -> None:
                    help="warp-instruction steps one launch may take before it is stopped")
     p.add_argument("--report", default=None, help="also write the report as JSON lines here")
     p.add_argument("--quiet", "-q", action="store_true", help="no report on stderr")
+    p.add_argument("--sanitize", choices=("none", "default", "full"), default="default",
+                   help="the sanitizer's checks of every launch (docs/sanitizer.md)")
+    p.add_argument("--fail-on-findings", action="store_true",
+                   help="exit with status 1 when the sanitizer reports an error and the "
+                        "program exited 0")
     p.add_argument("program", metavar="PROGRAM")
     p.add_argument("args", nargs=__import__("argparse").REMAINDER, metavar="ARGS")
     p.set_defaults(func=run)
@@ -73,7 +80,8 @@ def check_program(path: str) -> str:
     return str(prog.absolute())
 
 
-def environment(libdir: str, report: str, device: str | None, step_limit: int | None) -> dict:
+def environment(libdir: str, report: str, device: str | None, step_limit: int | None,
+                sanitize: str | None = None) -> dict:
     """The program's environment: the stand-ins first on the library path, and what their
     embedded Python needs (this interpreter, the report file, options)."""
     from ptxsim import cuda
@@ -96,6 +104,8 @@ def environment(libdir: str, report: str, device: str | None, step_limit: int | 
         env["PTXSIM_CUDA_DEVICES"] = device
     if step_limit:
         env["PTXSIM_STEP_LIMIT"] = str(step_limit)
+    if sanitize:
+        env["PTXSIM_SANITIZE"] = sanitize
     return env
 
 
@@ -124,6 +134,10 @@ def summary(events: list[dict]) -> str:
                          f"thread {tuple(f['tid'] or ())} of block {tuple(f['ctaid'] or ())}")
     findings = [e for e in launches if e.get("finding")]
     lines.append(f"  findings: {len(findings) or 'none'}")
+    san = [f for e in launches for f in e.get("sanitizer") or ()]
+    n_err = sum(f.get("severity") == "error" for f in san)
+    lines.append(f"  sanitizer: {n_err} error(s), {len(san) - n_err} warning(s)"
+                 + (" (below)" if san else ""))
     unmodelled = sorted({e["api"] for e in events if e["event"] == "unmodelled"})
     if unmodelled:
         lines.append(f"  not modelled (returned error 801): {', '.join(unmodelled)}")
@@ -134,7 +148,7 @@ def run(args) -> int:
     prog = check_program(args.program)
     with tempfile.TemporaryDirectory(prefix="ptxsim-exec-") as tmp:
         report = os.path.join(tmp, "report.jsonl")
-        env = environment(tmp, report, args.device, args.step_limit)
+        env = environment(tmp, report, args.device, args.step_limit, args.sanitize)
         try:
             rc = subprocess.run([prog] + list(args.args), env=env).returncode
         except OSError as e:
@@ -151,4 +165,19 @@ def run(args) -> int:
         status = (f"exited with {rc}" if rc >= 0 else
                   f"was killed by {signal.Signals(-rc).name}")
         print(summary(events) + f"\n  {Path(prog).name} {status}", file=sys.stderr)
+        sanitizer_report(events, sys.stderr)
+    if rc == 0 and args.fail_on_findings and any(
+            f.get("severity") == "error" for e in events if e["event"] == "launch"
+            for f in e.get("sanitizer") or ()):
+        return 1
     return rc if rc >= 0 else 128 - rc
+
+
+def sanitizer_report(events: list[dict], file) -> None:
+    """The sanitizer's findings of each launch (PTX file:line, kind, CTA / warp / lane)."""
+    from ptxsim.cuda.shim import demangle
+    from ptxsim.machine.sanitizer.findings import Finding, report_launch
+    for e in events:
+        if e["event"] == "launch" and e.get("sanitizer"):
+            report_launch(_short(demangle(e["kernel"])),
+                          [Finding.from_dict(d) for d in e["sanitizer"]], file)

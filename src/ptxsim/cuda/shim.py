@@ -81,6 +81,8 @@ def start(lib: str, embedded: int = 0) -> int:
         opts = {}
         if os.environ.get("PTXSIM_STEP_LIMIT"):
             opts["step_limit"] = int(os.environ["PTXSIM_STEP_LIMIT"])
+        if os.environ.get("PTXSIM_SANITIZE"):            # ptxsim exec --sanitize
+            opts["sanitize"] = os.environ["PTXSIM_SANITIZE"]
         if opts:
             drv.DRIVER.options.update(opts)
     STARTED.add(lib)
@@ -263,6 +265,11 @@ def _launch_report(kernel: str, grid, block, cluster, shared: int, e: CudaError 
           "device": spec.name if spec else None, "target": spec.target if spec else None,
           "steps": int(last.steps) if last is not None and e is None else None,
           "result": e.result if e is not None else "CUDA_SUCCESS", "warnings": list(warned)}
+    # the sanitizer's findings (docs/sanitizer.md): of this launch, or those made before its
+    # error stopped it
+    found = getattr(e.finding, "findings", None) if e is not None else \
+        (last.findings if last is not None else None)
+    ev["sanitizer"] = [f.as_dict() for f in found] if found is not None else []
     if e is not None:
         f = e.finding
         ev["why"] = e.why

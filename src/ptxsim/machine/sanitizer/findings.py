@@ -131,6 +131,15 @@ class Finding:
             s += f"\n    ({self.count} times)"
         return s
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Finding":
+        """The Finding `as_dict` wrote (e.g. read back from a JSON report)."""
+        e = d.get("earlier")
+        return cls(d["kind"], d["message"], d.get("line"), d.get("instruction", ""),
+                   d.get("file"), tuple(d["cta"]) if d.get("cta") is not None else None,
+                   d.get("warp"), d.get("lane"), d.get("where", ""),
+                   Access(**e) if e else None, d.get("count", 1))
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["severity"] = self.severity
@@ -205,3 +214,17 @@ class Findings:
         if not self.items:
             return "no findings"
         return "\n".join(str(f) for f in self.items)
+
+
+def report_launch(kernel: str, findings, file) -> None:
+    """A front door's report of one launch's findings (ptxsim exec / ptxsim cute, to stderr):
+    a header line, then each finding as `Finding.__str__` writes it (PTX file:line, severity,
+    kind, message, CTA / warp / lane, the earlier access), indented."""
+    items = list(findings)
+    if not items:
+        return
+    n_err = sum(f.severity == ERROR for f in items)
+    print(f"ptxsim sanitizer: {kernel}: {n_err} error(s), {len(items) - n_err} warning(s)",
+          file=file)
+    for f in items:
+        print("  " + str(f).replace("\n", "\n  "), file=file)
