@@ -278,6 +278,7 @@ class WaveSanitizer:
         # unretired asynchronous reads of shared memory, grouped by their runs of in-CTA
         # words: id(runs) -> [lows, highs, readers per CTA, readers]
         self.alive_rd: dict = {}
+        self._cta1s: dict = {}
         # marks of quiet asynchronous reads not yet written into `sa` (rec id -> (words,
         # tag)): written before anything reads or writes `sa` (`_sa_sync`), dropped when the
         # reader retires first (a pipelined GEMM's MMA reads are never looked up)
@@ -863,7 +864,7 @@ class WaveSanitizer:
         if not sum(sizes):
             return
         fresh = []                                # CTAs of records marking words first
-        for rec, w in zip(recs, words_list):
+        for ri, (rec, w) in enumerate(zip(recs, words_list)):
             if w.size and write:
                 loc = w % self.SW
                 lo, hi = int(loc.min()), int(loc.max())
@@ -875,7 +876,10 @@ class WaveSanitizer:
             if w.size:
                 if rec.words is None:
                     rec.words = w
-                    if rec.allw is None:              # (a merged record has its CTAs)
+                    key = init_keys[ri] if init_keys else None
+                    if key is not None and (rec.ctas is None or rec.ctas.size == 1):
+                        rec.ctas = self._cta1(key[1])  # (an MMA footprint: one CTA)
+                    elif rec.allw is None:            # (a merged record has its CTAs)
                         lo, hi = int(w[0]) // self.SW, int(w[-1]) // self.SW
                         rec.ctas = np.array([lo]) if lo == hi and \
                             int(w.min()) // self.SW == lo and int(w.max()) // self.SW == lo \
@@ -964,7 +968,12 @@ class WaveSanitizer:
                         if ctas is not None and ((lo <= ahi) & (hi >= alo)).any():
                             h[ctas] = True
                 return not h[c]
-            busy = [not quiet(k) for k in range(len(recs))]
+            if init_keys and len(recs) > 4 and all(
+                    k is not None and x.ctas is not None and x.ctas.size == 1
+                    and x.ctas[0] == k[1] for k, x in zip(keys, recs)):
+                busy = self._busy_reads(keys, hot)            # the same, vectorised
+            else:
+                busy = [not quiet(k) for k in range(len(recs))]
             if not all(busy):
                 todo = [k for k, b in enumerate(busy) if not b and
                         (keys[k] is None or self._init_ok.get((id(keys[k][0]), keys[k][1]))
@@ -1047,6 +1056,37 @@ class WaveSanitizer:
             self.sa[words] = tags
             self.any_async_read = True
 
+    def _busy_reads(self, keys, hot) -> list:
+        """`quiet` of async_words_multi for reads in one CTA each, keys [(in-CTA words, CTA)]:
+        per group of one footprint, in array operations over its CTAs."""
+        busy = [True] * len(keys)
+        groups: dict = {}
+        for k, (local, c) in enumerate(keys):
+            groups.setdefault(id(local), (local, []))[1].append(k)
+        for local, ks in groups.values():
+            if local.size == 0 or local.min() < 0 or local.max() >= self.SW:
+                continue
+            cs = np.array([keys[k][1] for k in ks], np.int64)
+            lo, hi = self._runs(local, True)
+            bad = self.gw[cs].copy()
+            ul, uh = self.unf_lo[cs], self.unf_hi[cs]
+            has = ul <= uh
+            if has.any():
+                a, b = ul - cs * self.SW, uh - cs * self.SW
+                bad |= has & ((lo[None, :] <= b[:, None]) & (hi[None, :] >= a[:, None])).any(1)
+            inf = self.alive_w[cs] > 0
+            if inf.any():
+                h = hot.get(id(local))
+                if h is None:
+                    h = hot[id(local)] = np.zeros(self.wave.n_ctas, bool)
+                    for ctas, alo, ahi in self.alive_wr.values():
+                        if ctas is not None and ((lo <= ahi) & (hi >= alo)).any():
+                            h[ctas] = True
+                bad |= inf & h[cs]
+            for k, b in zip(ks, bad.tolist()):
+                busy[k] = b
+        return busy
+
     def _write_quiet(self, rec: AsyncRec):
         """An asynchronous write by `rec` (its words just marked) into CTAs with no generic
         access since their last barrier of all warps (every one ordered before the issue),
@@ -1073,6 +1113,12 @@ class WaveSanitizer:
                         return None
                     near.append(rid)
         return near
+
+    def _cta1(self, c: int) -> np.ndarray:
+        got = self._cta1s.get(c)
+        if got is None:
+            got = self._cta1s[c] = np.array([c], np.int64)
+        return got
 
     def _runs(self, local, memo: bool):
         """The runs of consecutive words of sorted in-CTA words `local`: (lows, highs)."""
