@@ -215,8 +215,8 @@ class WaveSanitizer:
         self.alive = np.zeros(wave.n_ctas, np.int64)
         self.alive_w = np.zeros(wave.n_ctas, np.int64)     # ... of them writing
         self.lastw = np.zeros(W, np.int64)                 # epoch of each warp's last write
-        # the flat words each warp wrote since its last fence.proxy.async (lowest, highest;
-        # empty: lo > hi), and per CTA at its last barrier of all warps the union of its
+        # the in-CTA words each warp wrote since its last fence.proxy.async (a range covering
+        # them: lowest, highest; empty: lo > hi), and per CTA at its last barrier of all warps the union of its
         # warps' (what an asynchronous read there may need a proxy-fence check for)
         self.uf_lo = np.full(W, _BIG, np.int64)
         self.uf_hi = np.full(W, -1, np.int64)
@@ -640,11 +640,8 @@ class WaveSanitizer:
             self.gw[c] = True
             uw = _sorted_unique(w)
             self.lastw[uw] = self.ep[uw]
-            if uw.size == 1:
-                lo, hi = words.min(), words.max()
-            else:                                         # w is sorted (idx is)
-                st = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
-                lo, hi = np.minimum.reduceat(words, st), np.maximum.reduceat(words, st)
+            offs = np.asarray(off, np.int64)          # in-CTA words, all the warps' range
+            lo, hi = int(offs.min()) >> 2, (int(offs.max()) + nbytes - 1) >> 2
             self.uf_lo[uw] = np.minimum(self.uf_lo[uw], lo)
             self.uf_hi[uw] = np.maximum(self.uf_hi[uw], hi)
             rec = self.epw[w] | low
@@ -956,7 +953,7 @@ class WaveSanitizer:
                     return False
                 lo, hi = self._runs(local, keys[k] is not None)
                 if self.unf_lo[c] <= self.unf_hi[c]:
-                    a, b = self.unf_lo[c] - c * self.SW, self.unf_hi[c] - c * self.SW
+                    a, b = self.unf_lo[c], self.unf_hi[c]
                     if ((lo <= b) & (hi >= a)).any():
                         return False
                 if not self.alive_w[c]:
@@ -1072,7 +1069,7 @@ class WaveSanitizer:
             ul, uh = self.unf_lo[cs], self.unf_hi[cs]
             has = ul <= uh
             if has.any():
-                a, b = ul - cs * self.SW, uh - cs * self.SW
+                a, b = ul, uh
                 bad |= has & ((lo[None, :] <= b[:, None]) & (hi[None, :] >= a[:, None])).any(1)
             inf = self.alive_w[cs] > 0
             if inf.any():
