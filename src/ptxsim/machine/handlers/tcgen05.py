@@ -455,13 +455,16 @@ def _san_mma(san, wave, inst, idx, ctas, cols, cg, target, ptx, perform):
     and marked as in flight until the operation completes (`mma_batch`). Returns the perform
     that also completes them."""
     items, recs = [], []
+    names = list(cols)
+    rows = list(zip(*(np.asarray(cols[n]).tolist() for n in names))) if names else None
     for k, (t, cta) in enumerate(zip(idx.tolist(), ctas.tolist())):
-        vals = {name: int(col[k]) for name, col in cols.items()}
+        row = rows[k] if rows is not None else ()
         rec = san.new_rec("mma", inst, t, "mma")
         recs.append(rec)
-        key = (id(inst), tuple(vals.values()))
+        key = (id(inst), row)
         fp = san.fp_cache.get(key)
         if fp is None:
+            vals = dict(zip(names, (int(v) for v in row)))
             try:
                 fp = mma_footprint(inst, vals.__getitem__, target, ptx, wave.memory.shared.size)
             except PtxsimError:
