@@ -50,11 +50,12 @@ def test_triton_matmul_bf16_cpasync(M, N, K):
     a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
     c = np.zeros((M, N), np.float32)
-    launch((DATA / "matmul_bf16_cpasync.ptx").read_text(), "matmul_kernel",
-           (M // 128, N // 128), 128, args=[a.view(np.uint16), b.view(np.uint16), c, M, N, K,
-                                            K, N, N, np.zeros(64, np.uint8),
-                                            np.zeros(64, np.uint8)],
-           dynamic_shared=160 * 1024)
+    run = launch((DATA / "matmul_bf16_cpasync.ptx").read_text(), "matmul_kernel",
+                 (M // 128, N // 128), 128, args=[a.view(np.uint16), b.view(np.uint16), c, M, N, K,
+                                                  K, N, N, np.zeros(64, np.uint8),
+                                                  np.zeros(64, np.uint8)],
+                 dynamic_shared=160 * 1024)
+    assert not run.findings, run.findings     # the sanitizer: clean
     want = _stepped(a.view(np.uint16), b.view(np.uint16), 16, kind="f16", atype="bf16",
                     btype="bf16", ctype="f32", dtype="f32")
     assert np.array_equal(c.view(np.uint32), want)

@@ -42,10 +42,11 @@ def test_matmul_bf16(target, M, N, K):
     a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
     c = np.zeros((M, N), np.float32)
-    launch(ptx(target, "matmul_bf16"), "matmul_kernel", (M // 128, N // 128), 128,
-           args=[a.view(np.uint16), b.view(np.uint16), c, M, N, K, K, 1, N, 1, N, 1,
-                 np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=160 * 1024,
-           target=tgt)
+    run = launch(ptx(target, "matmul_bf16"), "matmul_kernel", (M // 128, N // 128), 128,
+                 args=[a.view(np.uint16), b.view(np.uint16), c, M, N, K, K, 1, N, 1, N, 1,
+                       np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=160 * 1024,
+                 target=tgt)
+    assert not run.findings, run.findings     # the sanitizer: clean
     want = stepped(a.view(np.uint16), b.view(np.uint16), 16, arch, kind="f16", atype="bf16",
                    btype="bf16", ctype="f32", dtype="f32")
     assert np.array_equal(c.view(np.uint32), want)
@@ -62,9 +63,10 @@ def test_matmul_fp8(target):
     a = rng.standard_normal((M, K)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     b = rng.standard_normal((K, N)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     c = np.zeros((M, N), np.float32)
-    launch(ptx(target, "matmul_fp8"), "matmul_kernel", 1, 128,
-           args=[a, b, c, M, N, K, K, 1, N, 1, N, 1, np.zeros(64, np.uint8),
-                 np.zeros(64, np.uint8)], dynamic_shared=200 * 1024, target=tgt)
+    run = launch(ptx(target, "matmul_fp8"), "matmul_kernel", 1, 128,
+                 args=[a, b, c, M, N, K, K, 1, N, 1, N, 1, np.zeros(64, np.uint8),
+                       np.zeros(64, np.uint8)], dynamic_shared=200 * 1024, target=tgt)
+    assert not run.findings, run.findings     # the sanitizer: clean
     kind = "f8f6f4" if target == "sm90a" else "fp8_sync"
     want = stepped(a, b, 32, arch, kind=kind, atype="e4m3", btype="e4m3", ctype="f32",
                    dtype="f32")
@@ -85,10 +87,11 @@ def test_tma_matmul(target, name):
     au, bu, cu = a.view(np.uint16), b.view(np.uint16), c.view(np.uint16)
     tm = [TensorMap.for_array(x, (64, 128), swizzle="128B", dtype="bfloat16")
           for x in (au, bu, cu)]
-    launch(ptx(target, name), "tma_matmul_kernel", (M // 128, N // 128), threads,
-           args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
-                 np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=200 * 1024,
-           target=tgt)
+    run = launch(ptx(target, name), "tma_matmul_kernel", (M // 128, N // 128), threads,
+                 args=[tm[0], M, K, K, 1, tm[1], N, K, K, 1, tm[2], M, N, N, 1, K,
+                       np.zeros(64, np.uint8), np.zeros(64, np.uint8)], dynamic_shared=200 * 1024,
+                 target=tgt)
+    assert not run.findings, run.findings     # the sanitizer: clean
     d = stepped(au, bu.T, 16, arch, kind="f16", atype="bf16", btype="bf16", ctype="f32",
                 dtype="f32")
     assert np.array_equal(cu, d.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16))
@@ -119,9 +122,10 @@ def _dot_scaled_inputs(fa, fb):
 
 def _run_dot_scaled(target, fa, fb, a, b, sa, sb):
     c = np.zeros((128, 128), np.float32)
-    launch(ptx(target, f"dot_scaled_{fa}_{fb}"), "dot_scaled_kernel", 1, 128,
-           args=[a, sa, b, sb, c, np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
-           dynamic_shared=200 * 1024, target=ARCH[target][0])
+    run = launch(ptx(target, f"dot_scaled_{fa}_{fb}"), "dot_scaled_kernel", 1, 128,
+                 args=[a, sa, b, sb, c, np.zeros(64, np.uint8), np.zeros(64, np.uint8)],
+                 dynamic_shared=200 * 1024, target=ARCH[target][0])
+    assert not run.findings, run.findings     # the sanitizer: clean
     return c
 
 

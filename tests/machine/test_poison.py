@@ -225,7 +225,8 @@ def test_triton_device_descriptor_persistent_matmul(name, threads, M, N, K):
     b = rng.standard_normal((N, K)).astype(np.float16)
     c = np.zeros((M, N), np.float16)
     grid = min(4, (M // 128) * (N // 128))
-    launch((TRITON / f"{name}.ptx").read_text(), "matmul_kernel_descriptor_persistent", grid,
-           threads, args=[a, b, c, M, N, K, np.zeros(grid * 384, np.uint8),
-                          np.zeros(8, np.uint8)], dynamic_shared=131172)
+    run = launch((TRITON / f"{name}.ptx").read_text(), "matmul_kernel_descriptor_persistent", grid,
+                 threads, args=[a, b, c, M, N, K, np.zeros(grid * 384, np.uint8),
+                                np.zeros(8, np.uint8)], dynamic_shared=131172)
+    assert not run.findings, run.findings     # the sanitizer: clean
     assert np.array_equal(c.view(np.uint16), _stepped_f16(a, b).view(np.uint16))
