@@ -6,15 +6,17 @@ time of each launch, the median ratio to "none", and the check that every mode c
 bits and finds nothing.
 
     PYTHONPATH=src python benchmarks/sanitizer_cost.py [--size 1024] [--rounds 3] [--full]
-        [--variant ld|cp_async|tma]
+        [--variant ld|cp_async|tma|all]
 
 --variant picks the form of the kernel (benchmarks/triton_matmul.py's): `ld` matmul_bf16.ptx
 (ld.global + st.shared, the default), `cp_async` matmul_bf16_cpasync.ptx (Triton's
-JIT-specialised cp.async pipeline), `tma` tma_matmul.ptx (TMA loads and store).
+JIT-specialised cp.async pipeline), `tma` tma_matmul.ptx (TMA loads and store); `all` the three in
+one process, one after the other, and the load average before and after.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
@@ -56,27 +58,37 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--full", action="store_true", help="also time sanitize='full'")
-    ap.add_argument("--variant", choices=sorted(VARIANTS), default="ld")
+    ap.add_argument("--variant", choices=sorted(VARIANTS) + ["all"], default="ld")
     args = ap.parse_args()
+    if args.variant != "all":
+        measure(args, args.variant)
+        return
+    print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    for v in ("ld", "cp_async", "tma"):
+        measure(args, v)
+    print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+
+
+def measure(args, variant: str) -> None:
     n = args.size
-    ptx = parse_module((TRITON / VARIANTS[args.variant]).read_text())
+    ptx = parse_module((TRITON / VARIANTS[variant]).read_text())
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
     modes = ["none", "default"] + (["full"] if args.full else [])
-    run(ptx, 128, a[:128, :128].copy(), b[:128, :128].copy(), "none", args.variant)  # warm up
+    run(ptx, 128, a[:128, :128].copy(), b[:128, :128].copy(), "none", variant)  # warm up
     times = {m: [] for m in modes}
     bits = {}
     for _ in range(args.rounds):
         for m in modes:
-            dt, r, c = run(ptx, n, a, b, m, args.variant)
+            dt, r, c = run(ptx, n, a, b, m, variant)
             times[m].append(dt)
             bits.setdefault(m, c.copy())
             assert np.array_equal(bits[m], c), m
             assert not r.findings.errors, (m, r.findings)
     assert all(np.array_equal(bits["none"], bits[m]) for m in modes)
     base = statistics.median(times["none"])
-    print(f"Triton bf16 matmul ({VARIANTS[args.variant]}) {n}x{n}x{n}, CPU seconds per launch "
+    print(f"Triton bf16 matmul ({VARIANTS[variant]}) {n}x{n}x{n}, CPU seconds per launch "
           f"(median of {args.rounds}):")
     for m in modes:
         med = statistics.median(times[m])

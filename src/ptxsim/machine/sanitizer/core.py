@@ -863,7 +863,10 @@ class WaveSanitizer:
         fresh = []                                # CTAs of records marking words first
         for ri, (rec, w) in enumerate(zip(recs, words_list)):
             if w.size and write:
-                loc = w % self.SW
+                if issuers is not None:               # in-CTA words: the issuers' CTA's
+                    loc = w - self.wave.cta_of[issuers[ri]] * self.SW
+                else:
+                    loc = w % self.SW
                 lo, hi = int(loc.min()), int(loc.max())
                 got = self.alive_wr.get(rec.id)
                 if got is None:
