@@ -337,6 +337,27 @@ def test_cp_async_destination_read_before_wait_group():
     assert np.array_equal(out, src)
 
 
+def test_cp_async_read_before_wait_group_in_one_cta_of_several():
+    # the copies of all CTAs of a step are one record without clusters (docs/sanitizer.md,
+    # "Modes and cost"), each CTA's part observed by its own warps: CTA 0 waits, CTA 1 reads
+    # first; the finding is CTA 1's, with the copy its own thread issued
+    bad = CPASYNC.replace("// EARLY", """{
+    .reg .pred %p;
+    .reg .b32 %c;
+    mov.u32 %c, %ctaid.x;
+    setp.eq.u32 %p, %c, 1;
+    @%p ld.shared.u32 %r5, [%r3];
+    }""")
+    src = np.arange(32, dtype=np.uint32)
+    run = launch(bad, "cpa", 3, 32, args=[src, np.zeros(32, np.uint32)])
+    (f,) = [f for f in run.findings if f.kind == "async-read-before-complete"]
+    assert f.line == line_of(bad, "%r5, [%r3]") and f.cta == (1, 0, 0)
+    assert f.earlier.line == line_of(bad, "cp.async.ca") and "CTA (1, 0, 0)" in f.earlier.what
+    # (the copy has not landed either: CTA 1's read of bytes no one wrote yet)
+    assert {(g.kind, g.cta) for g in run.findings} == {("async-read-before-complete", (1, 0, 0)),
+                                                       ("uninit-shared", (1, 0, 0))}
+
+
 # --------------------------------------------------------------------------- Tensor Memory
 LDST = HEAD + """.visible .entry ldst(.param .u64 out)
 {
