@@ -193,10 +193,6 @@ $L_end:
 """
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="sanitizer false positive (reported): the TMA stores two "
-                   "warps issue in one step are checked as one record with the first warp's "
-                   "clock (FlashAttention-4's backward epilogue, docs/cuda.md)")
 def test_tma_stores_of_two_warps_in_one_step_are_not_a_race():
     """Each warp's lane 0 writes its own 64 bytes of shared memory, fences the async proxy and
     stores them with its own TMA store: nothing is shared between the warps, so nothing races

@@ -248,8 +248,8 @@ def _san_async_merged(san, inst, kind, unit, threads, cta, perform, signal, wwor
 def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwords=None,
               wwords=None, mbar=None, gwrite=None, trace=None, family: str = "bulk"):
     """The asynchronous copies of one queued operation (issued by `threads`, one per copy) for
-    the sanitizer: one record per issuing CTA, in array operations over the copies (a loop
-    over CTAs only). rwords / wwords: (copy index, flat shared-memory word) arrays it reads /
+    the sanitizer: one record per issuing warp, in array operations over the copies (a loop
+    over issuing warps only). rwords / wwords: (copy index, flat shared-memory word) arrays it reads /
     writes; mbar: (CTA, offset) arrays per copy whose complete-tx its completion is observed
     through, or None (the issuing threads' async-groups of `family`); gwrite: (copy index, start,
     length) arrays of global runs it writes; trace(copies) -> span arguments, or None.
@@ -260,9 +260,13 @@ def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwor
             cta.size > 1 and cta[0] != cta[-1]:
         return _san_async_merged(san, inst, kind, unit, threads, cta, perform, signal,
                                  wwords, mbar, family)
-    order = np.argsort(cta, kind="stable")
-    cut = np.flatnonzero(np.r_[True, cta[order][1:] != cta[order][:-1]])
-    groups = np.split(order, cut[1:])                     # copies of each issuing CTA
+    # one record per issuing warp (each checked with its own warp's clock: two warps of a CTA
+    # issuing in one step need not be ordered with each other's earlier accesses, e.g.
+    # FlashAttention-4's per-warpgroup TMA stores); warps are CTA-local (P pads to warps)
+    wkey = threads // WARP_SIZE
+    order = np.argsort(wkey, kind="stable")
+    cut = np.flatnonzero(np.r_[True, wkey[order][1:] != wkey[order][:-1]])
+    groups = np.split(order, cut[1:])                     # copies of each issuing warp
     grp = np.empty(threads.size, np.int64)
     for g, sel in enumerate(groups):
         grp[sel] = g
