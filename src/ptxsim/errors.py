@@ -321,3 +321,15 @@ class FarmSpecError(OperandError):
 class OneWorkerWarning(PtxsimError, UserWarning):
     """A launch asked for several workers runs in one: its kernel uses clusterlaunchcontrol or
     reads %clock / %globaltimer, whose values depend on every earlier wave (ptxsim.distributed)."""
+
+
+class KernelFault(ExecutionError):
+    """A kernel launched through a front door (ptxsim.triton) failed in ptxsim: the message names
+    the PTX line and, from the PTX `.loc` debug lines, the source line that produced it.
+    `cause` is the ptxsim error underneath; `ptx_line` / `source` (file, line, column) are None
+    where unknown."""
+
+    def __init__(self, message: str, cause: Exception | None = None, ptx_line: int | None = None,
+                 source: tuple | None = None):
+        self.cause, self.ptx_line, self.source = cause, ptx_line, source
+        super().__init__(message)

@@ -1,0 +1,124 @@
+"""Host memory as ptxsim's global memory: a pointer argument keeps its host address.
+
+Triton passes a tensor as its `data_ptr()`, and kernels may load pointers that host code wrote
+into a tensor (a grouped GEMM's table of operand addresses). So the global address of every byte
+is its host address: each argument's whole storage is mapped (shared, not copied) at the address
+it has on the host, and an access to memory no argument names maps the live CPU tensor / numpy
+array that owns it (found among Python's objects) or faults as before."""
+from __future__ import annotations
+
+import ctypes
+import gc
+
+import numpy as np
+
+from ptxsim.errors import OperandError
+
+
+def is_tensor(obj) -> bool:
+    return type(obj).__module__.startswith("torch") and hasattr(obj, "untyped_storage")
+
+
+def address_of(obj) -> int:
+    """The host address a pointer argument stands for."""
+    if obj is None:
+        return 0
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if is_tensor(obj):
+        if obj.device.type != "cpu":
+            raise OperandError(f"a tensor on '{obj.device}' was passed to a kernel running on "
+                               "ptxsim, which reads CPU tensors only (move it with .cpu())")
+        return int(obj.data_ptr())
+    if isinstance(obj, np.ndarray):
+        return int(obj.__array_interface__["data"][0])
+    if hasattr(obj, "data_ptr"):
+        return int(obj.data_ptr())
+    raise OperandError(f"cannot pass a {type(obj).__name__} as a pointer (a CPU torch tensor, a "
+                       "numpy array or an integer address)")
+
+
+def extent_of(obj) -> tuple[int, int] | None:
+    """[lo, hi) host bytes that `obj` (a pointer argument) belongs to: a tensor's whole storage,
+    a numpy array's whole base allocation; None for integers and empty objects."""
+    if is_tensor(obj):
+        st = obj.untyped_storage()
+        lo, n = int(st.data_ptr()), int(st.nbytes())
+        return (lo, lo + n) if n and lo else None
+    if isinstance(obj, np.ndarray):
+        root = obj
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root.flags.c_contiguous and root.nbytes:
+            lo = int(root.__array_interface__["data"][0])
+            return lo, lo + root.nbytes
+        if obj.size == 0:
+            return None
+        lo = hi = int(obj.__array_interface__["data"][0])
+        for n, s in zip(obj.shape, obj.strides):
+            if s < 0:
+                lo += (n - 1) * s
+            else:
+                hi += (n - 1) * s
+        return lo, hi + obj.itemsize
+    return None
+
+
+def _view(lo: int, hi: int) -> np.ndarray:
+    """A writable uint8 numpy array over host bytes [lo, hi) (memory owned elsewhere)."""
+    return np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo)).from_address(lo))
+
+
+def _merge(extents):
+    out = []
+    for lo, hi, name in sorted(extents):
+        if out and lo < out[-1][1]:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]), out[-1][2])
+        else:
+            out.append((lo, hi, name))
+    return out
+
+
+class HostMemory:
+    """Maps the storages of a launch's arguments into its GlobalMemory at their host addresses,
+    keeping the objects alive for the launch; then serves misses from live tensors / arrays."""
+
+    def __init__(self, gmem, objects):
+        self.gmem, self.keep = gmem, list(objects)
+        ext = []
+        for name, obj in objects:
+            e = extent_of(obj)
+            if e is not None:
+                ext.append((*e, name))
+        for lo, hi, name in _merge(ext):
+            gmem.map(_view(lo, hi), name, address=lo)
+        gmem.resolver = self.miss
+        self.found: list[str] = []
+
+    def miss(self, address: int, size: int) -> bool:
+        """Map the live CPU tensor / numpy array that holds [address, address+size)."""
+        for obj in gc.get_objects():
+            if not (is_tensor(obj) or isinstance(obj, np.ndarray)):
+                continue
+            try:
+                if is_tensor(obj) and obj.device.type != "cpu":
+                    continue
+                e = extent_of(obj)
+            except Exception:                         # noqa: BLE001 - a half-built object
+                continue
+            if e is None or not e[0] <= address < e[1] or address + size > e[1]:
+                continue
+            lo, hi = e
+            for b in self.gmem.buffers:               # map only the part not mapped yet
+                if b.end <= address:
+                    lo = max(lo, b.end)
+                elif b.base > address:
+                    hi = min(hi, b.base)
+            if address + size > hi:
+                return False
+            name = f"host {type(obj).__name__} {tuple(obj.shape)}"
+            self.gmem.map(_view(lo, hi), name, address=lo)
+            self.keep.append((name, obj))
+            self.found.append(name)
+            return True
+        return False
