@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import sys
 
 import numpy as np
 
@@ -16,7 +17,8 @@ from ptxsim.errors import OperandError
 
 
 def is_tensor(obj) -> bool:
-    return type(obj).__module__.startswith("torch") and hasattr(obj, "untyped_storage")
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor)
 
 
 def address_of(obj) -> int:
@@ -97,7 +99,17 @@ class HostMemory:
 
     def miss(self, address: int, size: int) -> bool:
         """Map the live CPU tensor / numpy array that holds [address, address+size)."""
-        for obj in gc.get_objects():
+        # the executor sets the objects older than the launch aside from the collector
+        # (gc.freeze), and gc.get_objects() lists only the collector's: look at all of them
+        frozen = gc.get_freeze_count()
+        if frozen:
+            gc.unfreeze()
+        try:
+            objects = gc.get_objects()
+        finally:
+            if frozen:
+                gc.freeze()
+        for obj in objects:
             if not (is_tensor(obj) or isinstance(obj, np.ndarray)):
                 continue
             try:
@@ -122,3 +134,38 @@ class HostMemory:
             self.found.append(name)
             return True
         return False
+
+
+# Triton type names of numpy dtypes (as Triton names the torch dtypes of the same format)
+NUMPY_TYPES = {"float16": "fp16", "float32": "fp32", "float64": "fp64", "bfloat16": "bf16",
+               "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "bool": "u1", "int8": "i8",
+               "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+               "uint32": "u32", "uint64": "u64"}
+
+
+def numpy_specialization(arg: np.ndarray, is_const: bool, align: bool):
+    """(type, attribute) of a numpy array argument, as Triton's specializer gives a tensor:
+    '*fp32' / '*kfp32' (const), 'D' when the address is 16-byte aligned (and align is on)."""
+    name = NUMPY_TYPES.get(arg.dtype.name)
+    if name is None:
+        raise OperandError(f"a numpy array of dtype {arg.dtype} has no Triton element type "
+                           f"(known: {', '.join(NUMPY_TYPES)})")
+    ptr = address_of(arg)
+    return ("*k" if is_const else "*") + name, "D" if align and ptr % 16 == 0 else ""
+
+
+def install_numpy_specialization() -> None:
+    """Let `@triton.jit` kernels take numpy arrays (Triton's own specializer knows only objects
+    with data_ptr() and a torch dtype): wraps triton.runtime.jit's specializer, which binders
+    made afterwards use. Everything but numpy arrays goes to Triton's unchanged."""
+    import triton.runtime.jit as jit
+    native = jit.native_specialize_impl
+    if getattr(native, "_ptxsim", False):
+        return
+
+    def specialize(backend, arg, is_const, specialize_value, align):
+        if isinstance(arg, np.ndarray):
+            return numpy_specialization(arg, is_const, align)
+        return native(backend, arg, is_const, specialize_value, align)
+    specialize._ptxsim = True
+    jit.native_specialize_impl = specialize

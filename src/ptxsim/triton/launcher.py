@@ -47,15 +47,22 @@ _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
 
 class SourceMap:
     """Which source line (file, line, column) each PTX line belongs to: the last `.loc` at or
-    before it (PTX ISA 11.5 .loc, .file)."""
+    before it (PTX ISA 11.5 .loc, .file). Inside an inline-asm block (LLVM's `// begin inline
+    asm` ... `// end inline asm`) the `.loc` before the block counts: LLVM numbers the asm's own
+    lines on from it (Triton 3.9's unmasked load shows line + 1 there)."""
 
     def __init__(self, ptx: str):
         self.lines = ptx.splitlines()
-        files, at, cur = {}, [], None
+        files, at, cur, in_asm = {}, [], None, False
         for text in self.lines:
+            if "// begin inline asm" in text:
+                in_asm = True
+            elif "// end inline asm" in text:
+                in_asm = False
             m = _LOC.match(text)
             if m:
-                cur = (int(m[1]), int(m[2]), int(m[3]))
+                if not in_asm:
+                    cur = (int(m[1]), int(m[2]), int(m[3]))
             else:
                 f = _FILE.match(text)
                 if f:
@@ -76,17 +83,22 @@ class SourceMap:
 
 @dataclass
 class LoadedKernel:
-    """A compiled kernel as the driver holds it: name, PTX, the parsed module, its line map."""
+    """A compiled kernel as the driver holds it: name, PTX, the parsed module, its line map and
+    what ptxas reported (n_regs, n_spills; empty without ptxas)."""
     name: str
     ptx: str
     module: object
     source_map: SourceMap
+    ptxas: dict
 
 
 def load_module(name: str, binary) -> LoadedKernel:
     from ptxsim.ptx import parse_module
-    ptx = binary.decode() if isinstance(binary, (bytes, bytearray)) else str(binary)
-    return LoadedKernel(name, ptx, parse_module(ptx, filename=f"{name}.ptx"), SourceMap(ptx))
+    from ptxsim.triton.backend.compiler import unpack
+    ptx, info = unpack(bytes(binary)) if isinstance(binary, (bytes, bytearray)) else (
+        str(binary), {})
+    return LoadedKernel(name, ptx, parse_module(ptx, filename=f"{name}.ptx"), SourceMap(ptx),
+                        info)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,12 +184,12 @@ def _scalar_spec(ty: str, raw: bytes) -> str:
 # ---------------------------------------------------------------------------------------------
 # arguments
 # ---------------------------------------------------------------------------------------------
-def _flatten(sig, arg, out):
+def _flatten(sig, arg, name, out):
     if isinstance(sig, tuple):
-        for s, a in zip(sig, arg):
-            _flatten(s, a, out)
+        for i, (s, a) in enumerate(zip(sig, arg)):
+            _flatten(s, a, f"{name}[{i}]", out)
     elif sig != "constexpr":
-        out.append((sig, arg))
+        out.append((sig, arg, name))
 
 
 def _scalar_bytes(ty: str, v) -> bytes:
@@ -227,28 +239,30 @@ def _tensor_map(desc, meta: dict):
                                   "nan_request_zero_fma" if desc.padding == "nan" else "none")
 
 
-def _expand(signature: dict, args, tensordesc_meta) -> list[tuple[str, object]]:
-    """(Triton type, value) per kernel parameter, as the NVIDIA launcher passes them."""
+def _expand(signature: dict, args, tensordesc_meta) -> list[tuple[str, object, str]]:
+    """(Triton type, value, argument name) per kernel parameter, as the NVIDIA launcher passes
+    them."""
     flat = []
-    for sig, arg in zip(signature.values(), args):
-        _flatten(sig, arg, flat)
+    for (name, sig), arg in zip(signature.items(), args):
+        _flatten(sig, arg, str(name), flat)
     out, metas = [], list(tensordesc_meta or [])
     k = 0
-    for ty, arg in flat:
+    for ty, arg, name in flat:
         if isinstance(ty, str) and ty.startswith("tensordesc"):
             if metas:
                 meta = metas[k]
                 k += 1
-                out.append(("nvTmaDesc", (_tensor_map(arg, meta), arg.base)))
+                out.append(("nvTmaDesc", (_tensor_map(arg, meta), arg.base), name))
             else:                                      # lowered to pointer + shape + strides
-                out.append(("*" + ty.split("<")[1].split("[")[0], arg.base))
-                out += [("i64", int(s)) for s in arg.shape]
-                out += [("i64", int(s)) for s in arg.strides]
-                out += [("i1", arg.padding == "nan"), ("i1", bool(arg.round_f32_to_tf32))]
-            out += [("i32", int(s)) for s in arg.shape]
-            out += [("i64", int(s)) for s in arg.strides]
+                out.append(("*" + ty.split("<")[1].split("[")[0], arg.base, name))
+                out += [("i64", int(s), name) for s in arg.shape]
+                out += [("i64", int(s), name) for s in arg.strides]
+                out += [("i1", arg.padding == "nan", name),
+                        ("i1", bool(arg.round_f32_to_tf32), name)]
+            out += [("i32", int(s), name) for s in arg.shape]
+            out += [("i64", int(s), name) for s in arg.strides]
         else:
-            out.append((ty, arg))
+            out.append((ty, arg, name))
     return out
 
 
@@ -294,7 +308,8 @@ class PtxsimLauncher:
         else:
             profile = scratch(self.profile_scratch, driver.active.allocate_default_profile_scratch)
         params = _expand(self.signature, args, self.tensordesc_meta)
-        params += [("*i8", global_scratch), ("*i8", profile)]
+        params += [("*i8", global_scratch, "global scratch"),
+                   ("*i8", profile, "profile scratch")]
         if launch_enter_hook is not None:
             launch_enter_hook(launch_metadata)
         if n_programs > 0:
@@ -315,18 +330,18 @@ def _record(loaded: LoadedKernel, params, grid, block, cluster, shared) -> Trito
     if len(entry.params) != len(params):
         raise OperandError(
             f"kernel {loaded.name}: the .entry declares {len(entry.params)} parameters, "
-            f"Triton's signature gives {len(params)} ({', '.join(t for t, _ in params)})")
+            f"Triton's signature gives {len(params)} ({', '.join(t for t, _, _ in params)})")
     values, objects = [], []
-    for p, (ty, arg) in zip(entry.params, params):
+    for p, (ty, arg, name) in zip(entry.params, params):
         size = _param_size(p)
         if ty.startswith("*"):
             if arg is not None and not isinstance(arg, (int, np.integer)):
-                objects.append((p.name, arg))
+                objects.append((name, arg))
             v = _host.address_of(arg)
             want = 8
         elif ty == "nvTmaDesc":
             (v, base), want = arg, 128
-            objects.append((p.name, base))
+            objects.append((f"{name}.base", base))
         else:
             v = _scalar_bytes(ty, arg)
             want = len(v)
@@ -352,7 +367,7 @@ def _execute(record: TritonLaunch):
         raise _fault(record, e) from e
     finally:
         record.seconds = time.perf_counter() - t
-        STATE.steps += launch.steps
+        STATE.steps += launch.guard.steps
     return launch
 
 

@@ -5,6 +5,12 @@ NVIDIA compiler steps aside (see driver.py), so a compiled kernel is never mista
 other's."""
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import tempfile
+
 import triton.backends.nvidia.compiler as _nv
 
 from ptxsim.triton import _state
@@ -32,7 +38,7 @@ class PtxsimBackend(_nv.CUDABackend):
     def add_stages(self, stages, options, language):
         super().add_stages(stages, options, language)
         stages.pop("cubin", None)
-        stages["ptxsim"] = lambda src, metadata: src.encode()
+        stages["ptxsim"] = lambda src, metadata: pack(src, ptxas_info(src, self.target.arch))
 
     def hash(self):
         # no ptxas runs: the key is ptxsim's version with the target, never the NVIDIA one's
@@ -40,4 +46,51 @@ class PtxsimBackend(_nv.CUDABackend):
         return f"ptxsim-{ptxsim.__version__}-{self.target.arch}"
 
 
-__all__ = ["PtxsimBackend", "ptxsim_active", "_state"]
+MAGIC = b"PTXSIM-TRITON 1\n"
+
+
+def pack(ptx: str, info: dict) -> bytes:
+    """The 'binary' Triton caches for a kernel: a header line, what ptxas said (JSON), the PTX."""
+    return MAGIC + json.dumps(info).encode() + b"\n" + ptx.encode()
+
+
+def unpack(binary: bytes) -> tuple[str, dict]:
+    if not binary.startswith(MAGIC):
+        return binary.decode(), {}
+    head, _, ptx = binary[len(MAGIC):].partition(b"\n")
+    return ptx.decode(), json.loads(head)
+
+
+_USED = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes spill stores")
+
+
+def ptxas_info(ptx: str, arch: int) -> dict:
+    """Registers and spills of the kernel as the ptxas Triton ships reports them (`ptxas -v`):
+    what the CUDA driver gives Triton as n_regs / n_spills on a GPU (the 02 softmax tutorial
+    sizes its grid from it). ptxas rejecting the PTX raises PTXASError, as on a GPU. Without
+    ptxas (or PTXSIM_TRITON_PTXAS=0) the counts are unknown: {}."""
+    if os.environ.get("PTXSIM_TRITON_PTXAS", "1") in ("0", "off", "no"):
+        return {}
+    try:
+        exe = _nv.get_ptxas(arch).path
+    except Exception:                              # noqa: BLE001 - no ptxas: counts unknown
+        return {}
+    if not exe or not os.path.exists(exe):
+        return {}
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        cmd = [exe, "-v", f"--gpu-name={_nv.sm_arch_from_capability(arch)}", src, "-o",
+               os.path.join(d, "k.o")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        from triton.runtime.errors import PTXASError
+        raise PTXASError(f"ptxas rejected the kernel's PTX (as it would on a GPU):\n{r.stderr}")
+    used, spill = _USED.search(r.stderr), _SPILL.search(r.stderr)
+    return {"n_regs": int(used[1]) if used else None,
+            "n_spills": int(spill[1]) if spill else 0, "ptxas": os.path.basename(exe)}
+
+
+__all__ = ["PtxsimBackend", "ptxsim_active", "pack", "unpack", "ptxas_info"]

@@ -53,12 +53,15 @@ class PtxsimUtils:
 
     def load_binary(self, name, kernel, shared, device):
         """(module, function, n_regs, n_spills, n_max_threads) of a compiled kernel; the
-        'binary' is the PTX (ptxsim stage). Registers are a ptxas notion: 0, 0."""
+        'binary' is the PTX with what ptxas reported (compiler.ptxas_info). Without ptxas the
+        register count is unknown and reported as 255 (the most a thread may use), so that
+        occupancy arithmetic stays conservative."""
         from ptxsim.triton.launcher import load_module
         handle = self._next
         self._next += 1
-        self.modules[handle] = load_module(name, kernel)
-        return handle, handle, 0, 0, 1024
+        k = self.modules[handle] = load_module(name, kernel)
+        regs = k.ptxas.get("n_regs") or 255
+        return handle, handle, regs, k.ptxas.get("n_spills", 0), 1024
 
     def unload_module(self, module):
         self.modules.pop(module, None)
@@ -104,6 +107,8 @@ class PtxsimDriver(_DriverBase):
     def __init__(self):
         super().__init__()
         _step_aside()
+        from ptxsim.triton._host import install_numpy_specialization
+        install_numpy_specialization()
         from ptxsim.triton.launcher import PtxsimLauncher
         self.utils = PtxsimUtils()
         self.launcher_cls = PtxsimLauncher

@@ -1,0 +1,88 @@
+"""Run one of Triton's tutorials (from the upstream cache, scripts/fetch_upstream.py) on ptxsim.
+
+A tutorial runs as written, with the changes listed next to each test; only these kinds:
+- sizes made smaller (ptxsim is a CPU simulator) and the benchmark calls removed;
+- `device="cuda"` -> `device="cpu"` (ptxsim's memory is the host's: tensors are CPU tensors);
+- cuBLAS, the tutorials' comparison library, absent (`nvidia.cublas.CublasLt(...)` -> None, the
+  tutorials' own no-cuBLAS branch);
+- for code after `if __name__ == "__main__":` (argument parsing, benchmarks), the validation
+  calls it makes, at the smaller sizes.
+`torch.cuda.get_device_capability` / `get_device_properties`, which a tutorial asks about the GPU,
+answer for ptxsim's target while it runs (CPU torch has no CUDA device to ask).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import runpy
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+from fetch_upstream import cache_dir  # noqa: E402
+
+sys.path.pop(0)
+
+COMMON = [
+    ('device="cuda"', 'device="cpu"'),
+    ("device='cuda'", "device='cpu'"),
+    ('device = "cuda"', 'device = "cpu"'),
+    ("nvidia.cublas.CublasLt(", "(lambda workspace: None)("),
+]
+
+
+def tutorial_source(name: str) -> Path:
+    base = cache_dir("triton")
+    if base is None:
+        pytest.skip("Triton's upstream files are not cached (python scripts/fetch_upstream.py "
+                    "triton; PTXSIM_UPSTREAM_CACHE)")
+    path = base / "python" / "tutorials" / f"{name}.py"
+    if not path.is_file():
+        pytest.skip(f"{path} is not in the upstream cache")
+    return path
+
+
+@contextlib.contextmanager
+def torch_cuda_answers_for_ptxsim():
+    import torch
+
+    import ptxsim.triton as pt
+    from ptxsim.triton._state import DEVICES
+    dev = DEVICES[pt.target()]
+    saved = torch.cuda.get_device_capability, torch.cuda.get_device_properties
+    torch.cuda.get_device_capability = lambda device=None: (dev.arch // 10, dev.arch % 10)
+    torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(
+        name=f"ptxsim {dev.name} ({dev.product})", multi_processor_count=dev.multiprocessor_count,
+        major=dev.arch // 10, minor=dev.arch % 10)
+    try:
+        yield
+    finally:
+        torch.cuda.get_device_capability, torch.cuda.get_device_properties = saved
+
+
+def run_tutorial(name: str, tmp_path: Path, changes=(), append: str = "", common=True):
+    """Run tutorial `name` with `changes` [(old, new), ...] (each must occur in the source) and
+    `append` (code run after it); returns (module globals, printed text)."""
+    src = tutorial_source(name).read_text()
+    for old, new in list(changes) + (COMMON if common else []):
+        if (old, new) in changes and old not in src:
+            raise AssertionError(f"tutorial {name}: {old!r} is not in the source any more; "
+                                 "update the test's changes")
+        src = src.replace(old, new)
+    src += "\n" + append
+    path = tmp_path / f"{name.replace('-', '_')}.py"
+    path.write_text(src)
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with torch_cuda_answers_for_ptxsim(), contextlib.redirect_stdout(out):
+            ns = runpy.run_path(str(path), run_name="ptxsim_tutorial")
+    finally:
+        os.chdir(cwd)
+    return ns, out.getvalue()
