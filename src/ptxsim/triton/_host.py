@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import sys
+import warnings
 
 import numpy as np
 
@@ -98,7 +99,10 @@ class HostMemory:
         self.found: list[str] = []
 
     def miss(self, address: int, size: int) -> bool:
-        """Map the live CPU tensor / numpy array that holds [address, address+size)."""
+        """Map the live CPU tensor / numpy array that holds [address, address+size), when the
+        launch's memory holds a pointer into it (a table of pointers the host wrote); an
+        address nothing points to stays a fault (an out-of-bounds access the hardware would
+        hide by reading a neighbour)."""
         # the executor sets the objects older than the launch aside from the collector
         # (gc.freeze), and gc.get_objects() lists only the collector's: look at all of them
         frozen = gc.get_freeze_count()
@@ -109,30 +113,52 @@ class HostMemory:
         finally:
             if frozen:
                 gc.freeze()
+        with warnings.catch_warnings():              # torch's deprecated aliases warn on touch
+            warnings.simplefilter("ignore")
+            found = self._owner(objects, address, size)
+        if found is None:
+            return False
+        obj, (lo, hi) = found
+        if not self._pointed_to(lo, hi):
+            return False
+        for b in self.gmem.buffers:                   # map only the part not mapped yet
+            if b.end <= address:
+                lo = max(lo, b.end)
+            elif b.base > address:
+                hi = min(hi, b.base)
+        if address + size > hi:
+            return False
+        name = f"host {type(obj).__name__} {tuple(obj.shape)}"
+        self.gmem.map(_view(lo, hi), name, address=lo)
+        self.keep.append((name, obj))
+        self.found.append(name)
+        return True
+
+    @staticmethod
+    def _owner(objects, address: int, size: int):
         for obj in objects:
-            if not (is_tensor(obj) or isinstance(obj, np.ndarray)):
-                continue
             try:
+                if not (is_tensor(obj) or isinstance(obj, np.ndarray)):
+                    continue
                 if is_tensor(obj) and obj.device.type != "cpu":
                     continue
                 e = extent_of(obj)
             except Exception:                         # noqa: BLE001 - a half-built object
                 continue
-            if e is None or not e[0] <= address < e[1] or address + size > e[1]:
+            if e is not None and e[0] <= address and address + size <= e[1]:
+                return obj, e
+        return None
+
+    def _pointed_to(self, lo: int, hi: int) -> bool:
+        """Whether some 8-byte word of the mapped memory holds an address in [lo, hi)."""
+        for b in self.gmem.buffers:
+            n = b.nbytes // 8 * 8
+            if n == 0:
                 continue
-            lo, hi = e
-            for b in self.gmem.buffers:               # map only the part not mapped yet
-                if b.end <= address:
-                    lo = max(lo, b.end)
-                elif b.base > address:
-                    hi = min(hi, b.base)
-            if address + size > hi:
-                return False
-            name = f"host {type(obj).__name__} {tuple(obj.shape)}"
-            self.gmem.map(_view(lo, hi), name, address=lo)
-            self.keep.append((name, obj))
-            self.found.append(name)
-            return True
+            skew = (-b.base) % 8                      # pointers are stored 8-byte aligned
+            words = b.u8[skew:skew + (b.nbytes - skew) // 8 * 8].view(np.uint64)
+            if np.any((words >= np.uint64(lo)) & (words < np.uint64(hi))):
+                return True
         return False
 
 

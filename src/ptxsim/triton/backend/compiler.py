@@ -41,9 +41,13 @@ class PtxsimBackend(_nv.CUDABackend):
         stages["ptxsim"] = lambda src, metadata: pack(src, ptxas_info(src, self.target.arch))
 
     def hash(self):
-        # no ptxas runs: the key is ptxsim's version with the target, never the NVIDIA one's
+        # Triton's cache key for this backend's output: ptxsim's version and this file (the
+        # binary's format), the target; never the NVIDIA backend's key
+        import hashlib
+
         import ptxsim
-        return f"ptxsim-{ptxsim.__version__}-{self.target.arch}"
+        digest = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:16]
+        return f"ptxsim-{ptxsim.__version__}-{digest}-{self.target.arch}"
 
 
 MAGIC = b"PTXSIM-TRITON 1\n"
