@@ -17,10 +17,11 @@ import io
 import os
 import runpy
 import sys
-import types
 from pathlib import Path
 
 import pytest
+
+from ptxsim.triton.compat import torch_cuda_answers
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -47,24 +48,6 @@ def tutorial_source(name: str) -> Path:
     return path
 
 
-@contextlib.contextmanager
-def torch_cuda_answers_for_ptxsim():
-    import torch
-
-    import ptxsim.triton as pt
-    from ptxsim.triton._state import DEVICES
-    dev = DEVICES[pt.target()]
-    saved = torch.cuda.get_device_capability, torch.cuda.get_device_properties
-    torch.cuda.get_device_capability = lambda device=None: (dev.arch // 10, dev.arch % 10)
-    torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(
-        name=f"ptxsim {dev.name} ({dev.product})", multi_processor_count=dev.multiprocessor_count,
-        major=dev.arch // 10, minor=dev.arch % 10)
-    try:
-        yield
-    finally:
-        torch.cuda.get_device_capability, torch.cuda.get_device_properties = saved
-
-
 def run_tutorial(name: str, tmp_path: Path, changes=(), append: str = "", common=True):
     """Run tutorial `name` with `changes` [(old, new), ...] (each must occur in the source) and
     `append` (code run after it); returns (module globals, printed text)."""
@@ -81,7 +64,7 @@ def run_tutorial(name: str, tmp_path: Path, changes=(), append: str = "", common
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        with torch_cuda_answers_for_ptxsim(), contextlib.redirect_stdout(out):
+        with torch_cuda_answers(), contextlib.redirect_stdout(out):
             ns = runpy.run_path(str(path), run_name="ptxsim_tutorial")
     finally:
         os.chdir(cwd)

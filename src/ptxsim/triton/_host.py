@@ -64,6 +64,9 @@ def extent_of(obj) -> tuple[int, int] | None:
             else:
                 hi += (n - 1) * s
         return lo, hi + obj.itemsize
+    base = getattr(obj, "base", None)             # triton.reinterpret's TensorWrapper
+    if base is not None and base is not obj and (is_tensor(base) or isinstance(base, np.ndarray)):
+        return extent_of(base)
     return None
 
 
