@@ -1,6 +1,6 @@
 """What the Triton front door remembers between calls: the selected target, the device each
-target appears as, and the launches it made. Imports nothing from Triton (the backend modules
-that Triton's entry-point discovery loads read this at `import triton` time)."""
+target appears as, and the launches it made. Imports Triton only inside ptxsim_active (the
+backend modules that Triton's entry-point discovery loads read this at `import triton` time)."""
 from __future__ import annotations
 
 from collections import deque
@@ -54,3 +54,10 @@ class State:
 
 
 STATE = State()
+
+
+def ptxsim_active() -> bool:
+    """Whether Triton's active driver is ptxsim's (without creating a driver)."""
+    from triton.runtime import driver as _drv
+    d = getattr(_drv, "_active", None) or getattr(_drv, "_default", None)
+    return bool(getattr(d, "is_ptxsim", False))

@@ -94,7 +94,7 @@ class LoadedKernel:
 
 def load_module(name: str, binary) -> LoadedKernel:
     from ptxsim.ptx import parse_module
-    from ptxsim.triton.backend.compiler import unpack
+    from ptxsim.triton._binary import unpack
     ptx, info = unpack(bytes(binary)) if isinstance(binary, (bytes, bytearray)) else (
         str(binary), {})
     return LoadedKernel(name, ptx, parse_module(ptx, filename=f"{name}.ptx"), SourceMap(ptx),

@@ -5,7 +5,6 @@ NVIDIA compiler steps aside (see driver.py), so a compiled kernel is never mista
 other's."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -13,15 +12,8 @@ import tempfile
 
 import triton.backends.nvidia.compiler as _nv
 
-from ptxsim.triton import _state
-
-
-def ptxsim_active() -> bool:
-    """Whether Triton's active driver is ptxsim's (without creating a driver)."""
-    from triton.runtime import driver as _drv
-    from ptxsim.triton.backend.driver import PtxsimDriver
-    d = getattr(_drv, "_active", None) or getattr(_drv, "_default", None)
-    return isinstance(d, PtxsimDriver)
+from ptxsim.triton._binary import pack
+from ptxsim.triton._state import ptxsim_active
 
 
 class PtxsimBackend(_nv.CUDABackend):
@@ -41,28 +33,18 @@ class PtxsimBackend(_nv.CUDABackend):
         stages["ptxsim"] = lambda src, metadata: pack(src, ptxas_info(src, self.target.arch))
 
     def hash(self):
-        # Triton's cache key for this backend's output: ptxsim's version and this file (the
-        # binary's format), the target; never the NVIDIA backend's key
+        # Triton's cache key for this backend's output: ptxsim's version, this file and the
+        # binary's format (_binary.py), the target; never the NVIDIA backend's key
         import hashlib
 
         import ptxsim
-        digest = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:16]
+        from ptxsim.triton import _binary
+        h = hashlib.sha256()
+        for f in (__file__, _binary.__file__):
+            with open(f, "rb") as src:
+                h.update(src.read())
+        digest = h.hexdigest()[:16]
         return f"ptxsim-{ptxsim.__version__}-{digest}-{self.target.arch}"
-
-
-MAGIC = b"PTXSIM-TRITON 1\n"
-
-
-def pack(ptx: str, info: dict) -> bytes:
-    """The 'binary' Triton caches for a kernel: a header line, what ptxas said (JSON), the PTX."""
-    return MAGIC + json.dumps(info).encode() + b"\n" + ptx.encode()
-
-
-def unpack(binary: bytes) -> tuple[str, dict]:
-    if not binary.startswith(MAGIC):
-        return binary.decode(), {}
-    head, _, ptx = binary[len(MAGIC):].partition(b"\n")
-    return ptx.decode(), json.loads(head)
 
 
 _USED = re.compile(r"Used (\d+) registers")
@@ -97,4 +79,4 @@ def ptxas_info(ptx: str, arch: int) -> dict:
             "n_spills": int(spill[1]) if spill else 0, "ptxas": os.path.basename(exe)}
 
 
-__all__ = ["PtxsimBackend", "ptxsim_active", "pack", "unpack", "ptxas_info"]
+__all__ = ["PtxsimBackend", "ptxas_info"]

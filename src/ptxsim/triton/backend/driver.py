@@ -11,7 +11,7 @@ import os
 
 from triton.backends.driver import DriverBase as _DriverBase
 
-from ptxsim.triton._state import BY_ORDINAL, ORDINALS, STATE
+from ptxsim.triton._state import BY_ORDINAL, ORDINALS, STATE, ptxsim_active
 
 
 def _others_active() -> bool:
@@ -33,7 +33,6 @@ def _step_aside() -> None:
     driver (Triton requires exactly one compiler per target)."""
     import triton.backends.nvidia.compiler as nv
 
-    from ptxsim.triton.backend.compiler import ptxsim_active
     if getattr(nv.CUDABackend, "_ptxsim_aside", False):
         return
     original = nv.CUDABackend.__dict__["supports_target"].__func__
@@ -103,6 +102,7 @@ def _device(ordinal):
 
 class PtxsimDriver(_DriverBase):
     """Triton driver whose device is ptxsim."""
+    is_ptxsim = True                  # what _state.ptxsim_active looks for
 
     def __init__(self):
         super().__init__()
