@@ -13,7 +13,9 @@ Triton's test helpers ask torch about the GPU at import.
 The subset (SUBSET below): test_core.py's dot, load / store and reduction tests and all of
 test_matmul.py. Many tests are parametrised over thousands of cases; `--max-per-test N` keeps N
 of each test's parametrisations, spread evenly over the collected list (deterministic), so a run
-fits in CPU time. Results: DIR/results.json (every case: outcome, duration, first line of the
+fits in CPU time; a case running longer than --case-timeout seconds fails as "timeout" (a size
+ptxsim cannot simulate in that time, e.g. test_load_store_same_ptr's 1000 launches of 65,536 CTAs
+of 1,024 threads). Results: DIR/results.json (every case: outcome, duration, first line of the
 failure) and DIR/summary.md (counts and failure classes).
 """
 from __future__ import annotations
@@ -62,6 +64,26 @@ import json, os
 import pytest
 
 LOG = []
+LIMIT = int(os.environ.get("PTXSIM_PEER_CASE_TIMEOUT", "300"))
+
+
+class CaseTimeout(Exception):
+    """the case ran longer than the per-case limit (ptxsim is a CPU simulator)"""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    import signal
+
+    def alarm(signum, frame):
+        raise CaseTimeout(f"Timeout: over {LIMIT} s on ptxsim (per-case limit)")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(LIMIT)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 def pytest_configure(config):
     import ptxsim.triton as pt
@@ -145,6 +167,7 @@ def main(argv=None) -> int:
     ap.add_argument("--target", default="sm_100a")
     ap.add_argument("--tests", nargs="*", help="only these test functions")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds for the whole run")
+    ap.add_argument("--case-timeout", type=int, default=300, help="seconds for one case")
     args = ap.parse_args(argv)
     src = cache_dir("triton")
     if src is None:
@@ -160,6 +183,7 @@ def main(argv=None) -> int:
     log.write_text("")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(work), os.environ.get("PYTHONPATH", "")]),
                PTXSIM_PEER_LOG=str(log), PTXSIM_PEER_TARGET=args.target,
+               PTXSIM_PEER_CASE_TIMEOUT=str(args.case_timeout),
                TRITON_DEFAULT_FP_FUSION=os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"))
     selected = []
     for path, names in SUBSET.items():

@@ -33,13 +33,18 @@ def test_backend_is_registered_and_active_without_a_gpu():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[:2] == ["True", "PtxsimDriver"]
     assert "arch=100" in out.stdout
+    # PTXSIM_TRITON=0: not active by itself (Triton then finds no driver at all here)
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "PTXSIM_TRITON": "0"})
+    assert off.returncode != 0 and "0 active drivers" in off.stderr
 
 
 def test_vector_add_on_cpu_tensors(sm100):
     x, y = torch.rand(1000), torch.rand(1000)
     out = torch.empty(1000)
-    add_kernel[(triton.cdiv(1000, 256),)](x, y, out, 1000, BLOCK=256)
+    compiled = add_kernel[(triton.cdiv(1000, 256),)](x, y, out, 1000, BLOCK=256)
     assert torch.equal(out, x + y)
+    assert 0 < compiled.n_regs <= 255                   # ptxas -v, as the CUDA driver reports
     rec = pt.last_launch()
     assert rec.kernel == "add_kernel" and rec.grid == (4, 1, 1) and rec.block == 128
     assert ".target sm_100a" in rec.ptx and rec.launch.steps > 0
@@ -306,3 +311,27 @@ def test_launch_record_reruns_and_writes_a_ptxsim_run_command(sm100, tmp_path):
     assert res.returncode == 0, res.stderr
     got = np.load(tmp_path / "out" / "arg2.npy").view(np.float32)
     np.testing.assert_array_equal(got[:300], (x + y).numpy())
+
+
+def test_ptxas_refusing_the_ptx_raises_as_on_a_gpu():
+    from triton.runtime.errors import PTXASError
+
+    from ptxsim.triton.backend.compiler import ptxas_info
+    info = ptxas_info(pt.last_launch().ptx if pt.launches() else _tiny_ptx(), 100)
+    assert info["n_regs"] > 0
+    with pytest.raises(PTXASError):
+        ptxas_info(_tiny_ptx().replace("ret;", "not_an_instruction;"), 100)
+
+
+def _tiny_ptx():
+    return (".version 8.7\n.target sm_100a\n.address_size 64\n"
+            ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<2>;\n"
+            "ld.param.u64 %rd1, [p];\nret;\n}\n")
+
+
+def test_do_bench_measures_the_simulation(sm100):
+    x, y = torch.rand(256), torch.rand(256)
+    out = torch.empty(256)
+    ms = triton.testing.do_bench(lambda: add_kernel[(2,)](x, y, out, 256, BLOCK=128), warmup=1,
+                                 rep=1)
+    assert ms > 0 and torch.equal(out, x + y)
