@@ -335,3 +335,53 @@ def test_do_bench_measures_the_simulation(sm100):
     ms = triton.testing.do_bench(lambda: add_kernel[(2,)](x, y, out, 256, BLOCK=128), warmup=1,
                                  rep=1)
     assert ms > 0 and torch.equal(out, x + y)
+
+
+@triton.jit
+def mx_matmul_kernel(a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, M, N, K, BM: tl.constexpr,
+                     BN: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    # scales in the tcgen05 scale-factor layout: per 128 rows and 4 scale columns (128 K
+    # elements) one 512-byte chunk [32][4][4], loaded 2-D and reshaped; Triton copies them into
+    # Tensor Memory with tcgen05.cp, pipelined with the block-scaled tcgen05.mma
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    om = pm * BM + tl.arange(0, BM)
+    on = pn * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    CH: tl.constexpr = (BK // 128) * 512
+    kb = K // 128
+    sa_rows = pm * (BM // 128) + tl.arange(0, BM // 128)
+    sb_rows = pn * (BN // 128) + tl.arange(0, BN // 128)
+    oc = tl.arange(0, CH)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, K // BK, num_stages=STAGES):
+        a = tl.load(a_ptr + om[:, None] * K + (k * BK + ok)[None, :])
+        b = tl.load(b_ptr + (k * BK + ok)[:, None] * N + on[None, :])
+        sa = tl.load(sa_ptr + sa_rows[:, None] * (kb * 512) + k * CH + oc[None, :])
+        sb = tl.load(sb_ptr + sb_rows[:, None] * (kb * 512) + k * CH + oc[None, :])
+        sa = sa.reshape(BM // 128, BK // 128, 32, 4, 4).trans(0, 3, 2, 1, 4).reshape(BM, BK // 32)
+        sb = sb.reshape(BN // 128, BK // 128, 32, 4, 4).trans(0, 3, 2, 1, 4).reshape(BN, BK // 32)
+        acc = tl.dot_scaled(a, sa, "e5m2", b, sb, "e5m2", acc)
+    tl.store(c_ptr + om[:, None] * N + on[None, :], acc)
+
+
+def test_pipelined_block_scaled_mma_on_many_ctas(sm100):
+    # Regression: with 8 CTAs in one wave, the tcgen05.mma of one step were batched across CTAs
+    # and read the scale factors / accumulator of the other CTAs while their earlier tcgen05.cp
+    # and MMA were still pending: every CTA but the first got wrong tiles. Oracle: float64.
+    M, N, K = 512, 256, 256
+    torch.manual_seed(3)
+    a = torch.randint(20, 40, (M, K), dtype=torch.uint8).view(torch.float8_e5m2)
+    b = torch.randint(20, 40, (K, N), dtype=torch.uint8).view(torch.float8_e5m2)
+    sa = torch.randint(120, 134, (M // 128, K // 128, 32, 4, 4), dtype=torch.uint8)
+    sb = torch.randint(120, 134, (N // 128, K // 128, 32, 4, 4), dtype=torch.uint8)
+    c = torch.zeros(M, N)
+    k = mx_matmul_kernel[(M // 128, N // 128)](a, b, c, sa, sb, M, N, K, BM=128, BN=128, BK=128,
+                                                STAGES=2, num_warps=8)
+    assert "tcgen05.cp" in k.asm["ptx"] and "block_scale" in k.asm["ptx"]
+
+    def unshuffle(s):                          # [rows // 128, K // 128, 32, 4, 4] -> [rows, K // 32]
+        return s.permute(0, 3, 2, 1, 4).reshape(s.shape[0] * 128, s.shape[1] * 4)
+    fa = a.float().double() * (2.0 ** (unshuffle(sa).double() - 127)).repeat_interleave(32, 1)
+    fb = b.float().double() * (2.0 ** (unshuffle(sb).double() - 127)).repeat_interleave(32, 1).T
+    ref = fa @ fb
+    assert torch.allclose(c.double(), ref, rtol=1e-5, atol=1e-6 * ref.abs().max())

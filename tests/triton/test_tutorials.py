@@ -114,17 +114,34 @@ def test_08_grouped_gemm_device_descriptors(tmp_path):
         run_tutorial("08-grouped-gemm", tmp_path, GROUPS)
 
 
+DESCRIPTOR_PERSISTENT = ('(matmul_descriptor_persistent, "Tensor Descriptor Persistent", '
+                         'HAS_TENSOR_DESC)')
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float16", "float8_e4m3fn"])
 def test_09_persistent_matmul(tmp_path, dtype):
-    # validate(32, 32, 32) of the tutorial's __main__: naive, persistent, TMA, CLC TMA, TMA
-    # persistent (each with and without warp specialisation) against the naive kernel, and
-    # the naive kernel against torch; device-descriptor kernels need device tensor maps
+    # validate(32, 32, 32) of the tutorial's __main__: persistent, TMA, CLC TMA and TMA
+    # persistent kernels (each with and without warp specialisation) against the naive kernel,
+    # and the naive kernel against torch (fp16); the device-descriptor kernel is the next test
+    with known_gaps():
+        _, out = run_tutorial("09-persistent-matmul", tmp_path, [
+            NO_MAIN, (DESCRIPTOR_PERSISTENT, DESCRIPTOR_PERSISTENT.replace("HAS_TENSOR_DESC",
+                                                                           "False"))],
+            append=f"torch.manual_seed(0)\nvalidate(32, 32, 32, torch.{dtype})\n")
+    assert "❌" not in out
+    assert out.count("✅") == (8 if dtype == "float16" else 7)
+
+
+@pytest.mark.slow
+def test_09_persistent_matmul_device_descriptors(tmp_path):
     with known_gaps():
         _, out = run_tutorial("09-persistent-matmul", tmp_path, [NO_MAIN], append=(
-            f"torch.manual_seed(0)\nvalidate(32, 32, 32, torch.{dtype})\n"))
-    assert "❌" not in out
-    assert out.count("✅") >= (10 if dtype == "float16" else 9)
+            "torch.manual_seed(0)\na = torch.randn((32, 32), dtype=torch.float16)\n"
+            "b = torch.randn((32, 32), dtype=torch.float16)\n"
+            "run_test(matmul(a, b.T), lambda a, b: matmul_descriptor_persistent(a, b, False), a, "
+            "b, 'descriptor persistent')\n"))
+    assert "✅" in out
 
 
 @pytest.mark.slow
