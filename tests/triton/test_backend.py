@@ -174,8 +174,10 @@ def test_fault_names_the_ptx_line_and_the_triton_line(sm100):
     src = Path(__file__).read_text().splitlines()
     line = next(i + 1 for i, t in enumerate(src) if "FAULT-LINE" in t and "tl.load" in t)
     assert isinstance(e.cause, MemoryAccessError)
-    assert e.source[0] == __file__ and e.source[1] == line
-    assert f"{__file__}:{line}:" in str(e) and "v = tl.load(x_ptr + offs)" in str(e)
+    # the file is the one the PTX's .file names: Triton's kernel cache keys a kernel by its source
+    # text and first line, not its path, so a copy of this file elsewhere may name this one
+    assert Path(e.source[0]).name == "test_backend.py" and e.source[1] == line
+    assert f"test_backend.py:{line}:" in str(e) and "v = tl.load(x_ptr + offs)" in str(e)
     assert "ld.global" in str(e).split("PTX line")[1].splitlines()[0]
     assert "buffer 'x_ptr'" in str(e)
     # the same launch with a long enough x runs
