@@ -387,3 +387,16 @@ def test_pipelined_block_scaled_mma_on_many_ctas(sm100):
     fb = b.float().double() * (2.0 ** (unshuffle(sb).double() - 127)).repeat_interleave(32, 1).T
     ref = fa @ fb
     assert torch.allclose(c.double(), ref, rtol=1e-5, atol=1e-6 * ref.abs().max())
+
+
+def test_kernel_loaded_under_use_runs_after_use_none():
+    # a compiled kernel keeps the handle it was loaded with; the driver Triton falls back to
+    # after use(None) (here also ptxsim's: no GPU) must still find it
+    x, y = torch.rand(100), torch.rand(100)
+    out = torch.empty(100)
+    pt.use("sm_100a")
+    add_kernel[(1,)](x, y, out, 100, BLOCK=128)
+    pt.use(None)
+    out.zero_()
+    add_kernel[(1,)](x, y, out, 100, BLOCK=128)
+    assert torch.equal(out, x + y)

@@ -44,11 +44,18 @@ def _step_aside() -> None:
 
 
 class PtxsimUtils:
-    """The subset of the NVIDIA driver's `utils` that Triton's runtime calls."""
+    """The subset of the NVIDIA driver's `utils` that Triton's runtime calls. One for the
+    process (as the NVIDIA driver's CudaUtils): a compiled kernel keeps the handle it was
+    loaded with, whichever PtxsimDriver instance launches it later (use() / use(None) /
+    Triton's default driver)."""
+    _instance = None
 
-    def __init__(self):
-        self.modules: dict[int, tuple] = {}
-        self._next = 1
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+            cls._instance.modules = {}
+            cls._instance._next = 1
+        return cls._instance
 
     def load_binary(self, name, kernel, shared, device):
         """(module, function, n_regs, n_spills, n_max_threads) of a compiled kernel; the
