@@ -100,6 +100,55 @@ def test_tl_dot_matmul_bits_sm100(sm100):
     assert torch.allclose(c.double(), ref, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("target,arch,dtype,instr", [("sm_90a", "sm_90", "bfloat16", "wgmma"),
+                                                     ("sm_120a", "sm_120", "float16", "mma.sync")])
+def test_tl_dot_matmul_bits_other_targets(target, arch, dtype, instr):
+    # the same kernel for Hopper (wgmma.mma_async) and consumer Blackwell (warp-level mma.sync):
+    # bits equal to the numerics model of that architecture stepped over K in steps of 16
+    M, N, K = 128, 128, 64
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn(M, K, generator=g).to(getattr(torch, dtype))
+    b = torch.randn(K, N, generator=g).to(getattr(torch, dtype))
+    c = torch.empty(M, N)
+    try:
+        pt.use(target)
+        matmul_kernel[(1, 1)](a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride(), BM=128,
+                              BN=128, BK=64)
+        assert instr in pt.last_launch().ptx
+    finally:
+        pt.use(None)
+    kind = {"float16": "f16", "bfloat16": "bf16"}[dtype]
+    ab, bb = a.view(torch.uint16).numpy(), b.view(torch.uint16).numpy()
+    want = np.zeros((M, N), np.uint32)
+    for k in range(0, K, 16):
+        want = mma(ab[:, k:k + 16], bb[k:k + 16], want, arch=arch, kind="f16", atype=kind,
+                   btype=kind, ctype="f32", dtype="f32")
+    np.testing.assert_array_equal(c.numpy().view(np.uint32), want)
+
+
+@triton.jit
+def device_desc_kernel(a_ptr, b_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    b_desc.store([pm * BM, pn * BN], a_desc.load([pm * BM, pn * BN]) + 1)
+
+
+def test_device_tensor_descriptors(sm100):
+    # tl.make_tensor_descriptor: the kernel writes a CUtensorMap (tensormap.replace on a zeroed
+    # map in the driver's byte format) into global scratch from triton.set_allocator
+    a = torch.randn(64, 96, dtype=torch.float16)
+    b = torch.zeros_like(a)
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))
+    try:
+        device_desc_kernel[(2, 3)](a, b, 64, 96, BM=32, BN=32)
+    finally:
+        from triton.runtime._allocation import NullAllocator
+        triton.set_allocator(NullAllocator())
+    assert torch.equal(b, a + 1)
+    assert "tensormap.replace" in pt.last_launch().ptx
+
+
 @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2),
                           triton.Config({"BLOCK": 256}, num_warps=4)], key=["n"])
 @triton.jit
