@@ -229,6 +229,7 @@ def test_fault_names_the_ptx_line_and_the_triton_line(sm100):
     assert f"test_backend.py:{line}:" in str(e) and "v = tl.load(x_ptr + offs)" in str(e)
     assert "ld.global" in str(e).split("PTX line")[1].splitlines()[0]
     assert "buffer 'x_ptr'" in str(e)
+    assert "CTA (0, 0, 0), thread (" in str(e)          # the executor's fault location
     # the same launch with a long enough x runs
     unmasked_kernel[(1,)](torch.arange(128.0), out, BLOCK=128)
     assert torch.equal(out, torch.arange(128.0) + 1)

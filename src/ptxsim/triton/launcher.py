@@ -383,6 +383,8 @@ def _fault(record: TritonLaunch, e: PtxsimError) -> KernelFault:
     src = smap.source(line) if line else None
     if line:
         parts.append(f"  PTX line {line}: {smap.text(line)}")
+    if getattr(e, "ctaid", None) is not None:
+        parts.append(f"  CTA {e.ctaid}, thread {getattr(e, 'tid', '?')}")
     if src:
         f, ln, col = src
         code = linecache.getline(f, ln).rstrip()
