@@ -80,10 +80,14 @@ def pytest_runtest_call(item):
     old = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(LIMIT)
     try:
-        yield
+        outcome = yield
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+    # raised by the signal handler anywhere (even where a frame has no line number, which
+    # pytest cannot format): report a fresh exception instead
+    if isinstance(outcome.exception, CaseTimeout):
+        outcome.force_exception(CaseTimeout(str(outcome.exception)))
 
 def pytest_configure(config):
     import ptxsim.triton as pt
