@@ -118,6 +118,7 @@ CLASSES = [
     (r"no semantics for 'wgmma", "needs wgmma (issue #18)"),
     (r"not a tensor map \(ptxsim\.TensorMap image\)", "needs device-side tensor maps (issue #16)"),
     (r"packed tensor-map type", "needs packed 4-bit tensor-map types"),
+    (r"PoisonValueError: an? (\w+) of ([\w.:]+) is %\w+", "poison value used as the {0} of {1}"),
     (r"UndefinedBehavior: (rem|div)\.\w+: division by zero",
      "{0} by zero raised where the value may be unused (poison values not implemented)"),
     (r"cvt: (cvt\.\S+) does not exist", "conversion not modelled: {0}"),
