@@ -4,6 +4,7 @@ core's bits, validated against MMA-Sim elsewhere), Triton's NVIDIA driver source
 how scalars are packed, and the kernel's own source file for the line a fault names."""
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import ml_dtypes
@@ -232,6 +233,53 @@ def test_fault_names_the_ptx_line_and_the_triton_line(sm100):
     # the same launch with a long enough x runs
     unmasked_kernel[(1,)](torch.arange(128.0), out, BLOCK=128)
     assert torch.equal(out, torch.arange(128.0) + 1)
+
+
+@triton.jit
+def racy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    # every thread of every warp stores to the first word of shared memory, no barrier between
+    # the warps: a write-write race a GPU hides (the value is never read back)
+    y = tl.inline_asm_elementwise(  # RACE-LINE
+        "st.shared.b32 [global_smem], $1; mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32,
+        is_pure=False, pack=1)
+    tl.store(out_ptr, tl.sum(y, axis=0))        # a cross-warp sum: the kernel has shared memory
+
+
+def test_sanitizer_findings_reach_the_triton_caller(sm100):
+    # the sanitizer is on by default (docs/sanitizer.md): a clean kernel reports nothing, an
+    # error finding is a FindingWarning naming the kind, the PTX line and the Triton line
+    x = torch.arange(128, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pt.FindingWarning)
+        add_kernel[(1,)](torch.ones(64), torch.ones(64), torch.zeros(64), 64, BLOCK=64)
+    assert pt.last_launch().sanitize == "default" and len(pt.last_launch().findings) == 0
+    with pytest.warns(pt.FindingWarning) as rec:
+        racy_kernel[(1,)](x, out, BLOCK=128, num_warps=4)
+    assert out.item() == 128 * 127 // 2                      # the numbers are right all the same
+    findings = pt.last_launch().findings
+    # the stores race with each other, and the sum's own shared-memory store races with them
+    assert set(findings.kinds()) == {"race-shared"} and len(findings.errors) == 2
+    f = findings.errors[0]
+    ptx_line = pt.last_launch().ptx.splitlines()[f.line - 1]
+    assert "st.shared.b32 [global_smem]" in ptx_line
+    src = Path(__file__).read_text().splitlines()
+    line = next(i + 1 for i, t in enumerate(src) if "RACE-LINE" in t and "y = " in t)
+    msg = str(rec[0].message)
+    assert "[race-shared]" in msg and f"test_backend.py:{line}:" in msg
+    # sanitize="none": no checks, no warning; a bad mode is refused by name
+    pt.use("sm_100a", sanitize="none")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pt.FindingWarning)
+            racy_kernel[(1,)](x, out, BLOCK=128, num_warps=4)
+        assert len(pt.last_launch().findings) == 0 and pt.last_launch().sanitize == "none"
+    finally:
+        pt.use("sm_100a", sanitize="default")
+    with pytest.raises(OperandError, match="sanitize='most'"):
+        pt.use("sm_100a", sanitize="most")
 
 
 @triton.jit

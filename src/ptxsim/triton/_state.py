@@ -40,6 +40,14 @@ DEFAULT_TARGET = "sm_100a"
 DEVICE_BASE = 1000
 ORDINALS = {name: DEVICE_BASE + i for i, name in enumerate(DEVICES)}
 BY_ORDINAL = {v: k for k, v in ORDINALS.items()}
+SANITIZE_MODES = ("default", "full", "none")
+
+
+class FindingWarning(UserWarning):
+    """A Triton launch on ptxsim in which the sanitizer found an error (a race, an asynchronous
+    operation read before it completed, ...; docs/sanitizer.md): the kernel may compute the
+    right numbers on a GPU by timing alone. The message lists each error finding with its PTX
+    line and Triton source line; `last_launch().findings` has them all (warnings included)."""
 
 
 class State:
@@ -48,6 +56,7 @@ class State:
         self.selected = False            # use() was called (ptxsim runs even beside a GPU)
         self.launches: deque = deque(maxlen=8)   # the last launches (ptxsim.triton.launches)
         self.steps = 0                   # warp-instruction steps of every launch (autotune)
+        self.sanitize = "default"        # the sanitizer's mode (use(sanitize=...))
 
     def device(self) -> Device:
         return DEVICES[self.target or DEFAULT_TARGET]

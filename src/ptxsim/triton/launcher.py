@@ -22,13 +22,14 @@ from __future__ import annotations
 import re
 import struct
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ptxsim.errors import KernelFault, OperandError, PtxsimError
 from ptxsim.triton import _host
-from ptxsim.triton._state import STATE
+from ptxsim.triton._state import STATE, FindingWarning
 
 # CUtensorMapDataType codes Triton's device-side enum maps to (driver.py TMA_DTYPE_DEVICE_TO_HOST)
 _TMA_DEVICE_TO_HOST = {i: i for i in range(16)}
@@ -109,8 +110,9 @@ class TritonLaunch:
     """One `kernel[grid](...)` as ptxsim ran it. `ptx`, `module` (parsed), `kernel` (entry name),
     `grid` / `block` / `cluster` / `dynamic_shared`, `target`, `params` (name, Triton type, value
     passed: host address, scalar bytes or TensorMap), `launch` (the executor's Launch: `.steps`,
-    `.gmem`). `rerun()` runs it again on the same arguments; `run_command()` writes the files
-    for `ptxsim run`."""
+    `.gmem`), `sanitize` (the sanitizer's mode it ran under), `findings` (what the sanitizer
+    found: docs/sanitizer.md). `rerun()` runs it again on the same arguments; `run_command()`
+    writes the files for `ptxsim run`."""
     kernel: str
     ptx: str
     module: object
@@ -123,6 +125,13 @@ class TritonLaunch:
     objects: list = field(repr=False, default_factory=list)
     launch: object = field(repr=False, default=None)
     seconds: float = 0.0
+    sanitize: str = "default"
+
+    @property
+    def findings(self):
+        """The sanitizer's findings of the last run of this launch (empty with sanitize="none")."""
+        from ptxsim.machine.sanitizer import Findings
+        return self.launch.findings if self.launch is not None else Findings()
 
     def rerun(self):
         """Run the same launch again on the same arguments (their current contents)."""
@@ -350,7 +359,7 @@ def _record(loaded: LoadedKernel, params, grid, block, cluster, shared) -> Trito
                                f".entry, Triton passes a {ty} of {want} bytes")
         values.append((p.name, ty, v))
     return TritonLaunch(loaded.name, loaded.ptx, loaded.module, tuple(grid), block, cluster,
-                        shared, STATE.device().name, values, objects)
+                        shared, STATE.device().name, values, objects, sanitize=STATE.sanitize)
 
 
 def _execute(record: TritonLaunch):
@@ -358,7 +367,8 @@ def _execute(record: TritonLaunch):
     args = [v for _, _, v in record.params]
     t = time.perf_counter()
     launch = Launch(record.module, record.kernel, record.grid, record.block, record.cluster, args,
-                    target=record.target, dynamic_shared=record.dynamic_shared)
+                    target=record.target, dynamic_shared=record.dynamic_shared,
+                    sanitize=record.sanitize)
     _host.HostMemory(launch.gmem, record.objects)
     record.launch = launch
     try:
@@ -368,7 +378,26 @@ def _execute(record: TritonLaunch):
     finally:
         record.seconds = time.perf_counter() - t
         STATE.steps += launch.guard.steps
+    if launch.findings.errors:
+        warnings.warn(_findings_text(record, launch.findings.errors), FindingWarning,
+                      stacklevel=2)
     return launch
+
+
+def _findings_text(record: TritonLaunch, errors) -> str:
+    """The sanitizer's error findings of a launch, each with its Triton source line."""
+    import linecache
+    smap = SourceMap(record.ptx)
+    parts = [f"kernel {record.kernel}: the sanitizer found {len(errors)} error(s) "
+             "(ptxsim.triton.last_launch().findings; docs/sanitizer.md)"]
+    for f in errors:
+        parts.append(str(f))
+        src = smap.source(f.line) if f.line else None
+        if src:
+            code = linecache.getline(src[0], src[1]).strip()
+            parts.append(f"    Triton source {src[0]}:{src[1]}:{src[2]}" + (f": {code}" if code
+                                                                            else ""))
+    return "\n".join(parts)
 
 
 def _fault(record: TritonLaunch, e: PtxsimError) -> KernelFault:
