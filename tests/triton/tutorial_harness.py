@@ -9,6 +9,8 @@ A tutorial runs as written, with the changes listed next to each test; only thes
   calls it makes, at the smaller sizes.
 `torch.cuda.get_device_capability` / `get_device_properties`, which a tutorial asks about the GPU,
 answer for ptxsim's target while it runs (CPU torch has no CUDA device to ask).
+Every launch runs under the sanitizer (its default mode); a tutorial with an error finding fails,
+listing them (ptxsim.triton.FindingWarning).
 """
 from __future__ import annotations
 
@@ -17,10 +19,12 @@ import io
 import os
 import runpy
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
+from ptxsim.triton import FindingWarning
 from ptxsim.triton.compat import torch_cuda_answers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,8 +68,14 @@ def run_tutorial(name: str, tmp_path: Path, changes=(), append: str = "", common
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        with torch_cuda_answers(), contextlib.redirect_stdout(out):
+        with torch_cuda_answers(), contextlib.redirect_stdout(out), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FindingWarning)
             ns = runpy.run_path(str(path), run_name="ptxsim_tutorial")
     finally:
         os.chdir(cwd)
+    found = [str(w.message) for w in caught if issubclass(w.category, FindingWarning)]
+    if found:
+        raise AssertionError(f"tutorial {name}: the sanitizer found errors in "
+                             f"{len(found)} launch(es):\n" + "\n".join(found[:4]))
     return ns, out.getvalue()
