@@ -64,6 +64,7 @@ import json, os
 import pytest
 
 LOG = []
+FOUND = {}          # case id -> the sanitizer's error findings (first line of each warning)
 LIMIT = int(os.environ.get("PTXSIM_PEER_CASE_TIMEOUT", "300"))
 
 
@@ -74,16 +75,22 @@ class CaseTimeout(Exception):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     import signal
+    import warnings
+    from ptxsim.triton import FindingWarning
 
     def alarm(signum, frame):
         raise CaseTimeout(f"Timeout: over {LIMIT} s on ptxsim (per-case limit)")
     old = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(LIMIT)
     try:
-        outcome = yield
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FindingWarning)
+            outcome = yield
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+    FOUND[item.nodeid] = [str(w.message).splitlines()[1][:300] for w in caught
+                          if issubclass(w.category, FindingWarning)]
     # raised by the signal handler anywhere (even where a frame has no line number, which
     # pytest cannot format): report a fresh exception instead
     if isinstance(outcome.exception, CaseTimeout):
@@ -108,7 +115,8 @@ def pytest_runtest_logreport(report):
         crash = getattr(report.longrepr, "reprcrash", None)
         text = str(report.longrepr) if crash is None else crash.message + "\\n" + str(report.longrepr)[-1500:]
     LOG[0].write(json.dumps({"id": report.nodeid, "outcome": report.outcome, "when": report.when,
-                             "seconds": report.duration, "message": text[:3000]}) + "\\n")
+                             "seconds": report.duration, "message": text[:3000],
+                             "findings": FOUND.get(report.nodeid, [])}) + "\\n")
     LOG[0].flush()
 '''
 
@@ -243,6 +251,11 @@ def summarise(cases, selected, out: Path, wall: float, src: Path, args) -> None:
     lines += ["", "## Failure classes", "", "| class | cases | example |", "|---|---|---|"]
     for k, v in sorted(fails.items(), key=lambda kv: -len(kv[1])):
         lines.append(f"| {k} | {len(v)} | `{v[0].split('::')[-1]}` |")
+    found = {c["id"]: c["findings"] for c in done.values() if c.get("findings")}
+    lines += ["", "## Sanitizer findings (default mode, errors)", "",
+              f"{len(found)} case(s) with an error finding" + (":" if found else "."), ""]
+    for k, v in sorted(found.items()):
+        lines.append(f"- `{k.split('::')[-1]}`: " + "; ".join(f"`{x}`" for x in v[:3]))
     lines += ["", "## Skip reasons", "", "| reason | cases |", "|---|---|"]
     for k, v in sorted(skips.items(), key=lambda kv: -len(kv[1])):
         lines.append(f"| {k.replace('|', '/')} | {len(v)} |")
