@@ -12,7 +12,9 @@ Needs triton==3.9.0 and CPU torch (pip install '.[triton]'). The first ptxsim ca
 kernel (Triton + ptxas), outside the timing; the interpreter has nothing to compile. Triton's
 interpreter needs TRITON_INTERPRET=1 before `import triton` (its tl.* helpers are @jit functions
 decorated then), so it runs in a child process of this run (`--worker`), on the same seeded
-inputs, timing the same kernel call; the rounds alternate between the two.
+inputs, timing the same kernel call; the rounds alternate between the two. ptxsim is timed with
+its sanitizer on (the default mode a user gets) and off (sanitize="none"); both give the same bits
+and the sanitizer finds nothing in this kernel.
 """
 from __future__ import annotations
 
@@ -42,6 +44,9 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.co
         b = tl.load(b_ptr + (k * BK + ok)[:, None] * sbk + on[None, :] * sbn)
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + om[:, None] * scm + on[None, :] * scn, acc)
+
+
+MODES = ("default", "none")        # the sanitizer's mode (default: on, as a user runs it)
 
 
 def inputs(n: int, dtype: str):
@@ -107,18 +112,28 @@ def main(argv=None) -> int:
         a, b = inputs(n, dtype)
         want = model_bits(a, b, dtype)
         run(on_ptxsim, a, b, n)                           # compile (untimed)
-        t_sim, t_int = [], []
-        for _ in range(args.rounds):                      # alternate: both see the same load
-            ts, c_sim = run(on_ptxsim, a, b, n)
+        t_sim = {m: [] for m in MODES}
+        t_int = []
+        for _ in range(args.rounds):                      # alternate: all see the same load
+            for m in MODES:
+                pt.use("sm_100a", sanitize=m)
+                ts, c = run(on_ptxsim, a, b, n)
+                t_sim[m].append(ts)
+                if m == "default":
+                    c_sim = c
+                    assert len(pt.last_launch().findings) == 0, pt.last_launch().findings
+                else:
+                    assert torch.equal(c.view(torch.int32), c_sim.view(torch.int32))
             ti, int_bits = interpreted(n, dtype)
-            t_sim.append(ts)
             t_int.append(ti)
-        ts, ti = min(t_sim), min(t_int)
+        pt.use("sm_100a", sanitize="default")
+        ti = min(t_int)
         sim_bits = c_sim.numpy().view(np.uint32)
         diff = np.abs(int_bits.view(np.float32).astype(np.float64) -
                       want.view(np.float32).astype(np.float64))
-        print(f"{dtype}: ptxsim {ts:.2f} s, interpreter {ti:.2f} s, ptxsim / interpreter = "
-              f"{ts / ti:.2f}")
+        times = ", ".join(f"ptxsim (sanitize={m}) {min(t_sim[m]):.2f} s" for m in MODES)
+        ratios = ", ".join(f"{m} {min(t_sim[m]) / ti:.2f}" for m in MODES)
+        print(f"{dtype}: {times}, interpreter {ti:.2f} s; ptxsim / interpreter: {ratios}")
         print(f"  ptxsim == hardware model bits: {np.array_equal(sim_bits, want)}"
               f" ({int((sim_bits != want).sum())} of {want.size} differ)")
         print(f"  interpreter == hardware model bits: {np.array_equal(int_bits, want)}"
