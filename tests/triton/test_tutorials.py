@@ -81,15 +81,46 @@ def test_03_matmul_fp16_and_fp8(tmp_path):
     assert out.count("✅ Triton and Torch match") == 2 and "❌" not in out
 
 
+# the forward half of the tutorial's test_op "bwd" mode (its fp16 forward check: same inputs,
+# reference and tolerance), without the backward pass; test_op's own "fwd" mode skips fp16
+FWD_FP16 = """
+def forward_check(Z, H, N_CTX, HEAD_DIM, causal, warp_specialize):
+    torch.manual_seed(20)
+    q, k, v = (torch.empty((Z, H, N_CTX, HEAD_DIM), dtype=torch.float16).normal_(mean=0.0, std=0.5)
+               for _ in range(3))
+    sm_scale = 0.5
+    M = torch.tril(torch.ones((N_CTX, N_CTX)))
+    p = torch.matmul(q, k.transpose(2, 3)) * sm_scale
+    if causal:
+        p[:, :, M == 0] = float("-inf")
+    p = torch.softmax(p.float(), dim=-1).half()
+    ref_out = torch.matmul(p, v).half()
+    tri_out = attention(q, k, v, causal, sm_scale, warp_specialize).half()
+    torch.testing.assert_close(tri_out, ref_out, atol=1e-2, rtol=0)
+"""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("causal,ws", [(False, False), (True, True)])
 def test_06_fused_attention_forward(tmp_path, causal, ws):
-    # test_op(Z=1, H=2, N_CTX=128, HEAD_DIM=64): "bwd" mode checks the forward output (fp16)
-    # and the three gradients; "fwd" with fp8 is the fp8 forward check
+    # Z=1, H=2, N_CTX=128, HEAD_DIM=64: the fp16 forward check of test_op, and test_op's own
+    # "fwd" mode with fp8 (its fp8 forward check)
+    with known_gaps():
+        run_tutorial("06-fused-attention", tmp_path, [NO_MAIN], append=FWD_FP16 + (
+            f"forward_check(1, 2, 128, 64, {causal}, {ws})\n"
+            f"test_op(1, 2, 128, 64, {causal}, {ws}, 'fwd', 'triton-fp8')\n"))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "ptxsim bug: _attn_bwd (tcgen05.mma + cp.async pipeline, 2 CTAs) computes a wrong dv "
+    "(16,370 of 16,384 elements) since main's c0e5a64 (cp.async async-groups as per-thread "
+    "arrays); right at 0afef8e. docs/triton.md"))
+def test_06_fused_attention_backward(tmp_path):
+    # test_op "bwd" mode: the forward output and the three gradients against torch
     with known_gaps():
         run_tutorial("06-fused-attention", tmp_path, [NO_MAIN], append=(
-            f"test_op(1, 2, 128, 64, {causal}, {ws}, 'bwd', 'triton-fp16')\n"
-            f"test_op(1, 2, 128, 64, {causal}, {ws}, 'fwd', 'triton-fp8')\n"))
+            "test_op(1, 2, 128, 64, False, False, 'bwd', 'triton-fp16')\n"))
 
 
 GROUPS = [("group_m = [1024, 512, 256, 128]", "group_m = [256, 128, 256, 128]"),
