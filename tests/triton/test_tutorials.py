@@ -112,15 +112,18 @@ def test_06_fused_attention_forward(tmp_path, causal, ws):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "ptxsim bug: _attn_bwd (tcgen05.mma + cp.async pipeline, 2 CTAs) computes a wrong dv "
-    "(16,370 of 16,384 elements) since main's c0e5a64 (cp.async async-groups as per-thread "
-    "arrays); right at 0afef8e. docs/triton.md"))
-def test_06_fused_attention_backward(tmp_path):
-    # test_op "bwd" mode: the forward output and the three gradients against torch
+@pytest.mark.parametrize("causal,ws", [(False, False), (True, True)])
+def test_06_fused_attention_backward(tmp_path, causal, ws):
+    # test_op "bwd" mode: the forward output and the three gradients against torch. Its
+    # _attn_bwd waits with cp.async.wait_group 12: it found the async-group ring bug fixed in
+    # machine/async_proxy.py (tests/machine/test_async_group_ring.py)
+    # causal: the second _attn_bwd_dkdv call of the last block runs its loop zero times, and the
+    # loop Triton pipelined still reads dpT's Tensor Memory accumulator (tcgen05.ld) that no MMA
+    # wrote, then discards it: a real uninitialised read the GPU hides (docs/triton.md)
+    allow = [("uninit-tmem", 309)] if causal else []
     with known_gaps():
-        run_tutorial("06-fused-attention", tmp_path, [NO_MAIN], append=(
-            "test_op(1, 2, 128, 64, False, False, 'bwd', 'triton-fp16')\n"))
+        run_tutorial("06-fused-attention", tmp_path, [NO_MAIN], allow=allow, append=(
+            f"test_op(1, 2, 128, 64, {causal}, {ws}, 'bwd', 'triton-fp16')\n"))
 
 
 GROUPS = [("group_m = [1024, 512, 256, 128]", "group_m = [256, 128, 256, 128]"),

@@ -97,6 +97,13 @@ class _GroupTable:
                 g = self.count - back
                 ok = g >= 0
                 new[ok, g[ok] % ring] = old[ok, g[ok] % R]
+            # groups older than the R kept: their bounds are gone; the oldest kept bound stands
+            # in (a later one: a wait reaching them completes more than required, never less)
+            oldest = old[np.arange(T), np.maximum(self.count - R, 0) % R]
+            for back in range(R + 1, ring + 1):
+                g = self.count - back
+                ok = g >= 0
+                new[ok, g[ok] % ring] = oldest[ok]
             self.bound = new
 
     def commit(self, threads: np.ndarray, seq: int) -> np.ndarray:
