@@ -33,4 +33,6 @@ def torch_cuda_answers():
     try:
         yield
     finally:
-        torch.cuda.get_device_capability, torch.cuda.get_device_properties = saved
+        cuda = getattr(torch, "cuda", None)      # None while the interpreter shuts down
+        if cuda is not None:
+            cuda.get_device_capability, cuda.get_device_properties = saved
