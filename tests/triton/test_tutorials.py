@@ -54,11 +54,15 @@ def test_01_vector_add(tmp_path):
 
 def test_05_layer_norm_forward_and_backward(tmp_path):
     # test_layer_norm(1151, 8192) -> (151, 1024): forward, backward dx (with the cross-CTA
-    # spin lock on the partial dw/db buffers) and the dw/db reduction, each against torch
+    # spin lock on the partial dw/db buffers) and the dw/db reduction, each against torch.
+    # Seeded: the tutorial draws unseeded inputs, and its reference (torch's fp16 layer_norm
+    # backward on the CPU) sums db / dw with errors up to 0.008 against the exact float64 sums
+    # (ptxsim's: up to 0.0016), so the tutorial's atol 0.01 failed for about 1 input in 3
+    # (docs/triton.md)
     with known_gaps():
         run_tutorial("05-layer-norm", tmp_path, [
             ("test_layer_norm(1151, 8192, torch.float16)",
-             "test_layer_norm(151, 1024, torch.float16)"),
+             "torch.manual_seed(0)\ntest_layer_norm(151, 1024, torch.float16)"),
             ("bench_layer_norm.run(save_path='.', print_data=True)", "")])
 
 
