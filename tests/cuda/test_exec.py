@@ -206,3 +206,49 @@ def test_tma_stores_of_two_warps_in_one_step_are_not_a_race():
     run = launch(TWO_WARP_STORES, "k", 1, 64, args=[tm])
     assert (out[:16] == 0).all() and (out[16:32] == 32).all()
     assert not run.findings, str(run.findings)
+
+
+ISSUER_FENCE = """.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 tmap[128])
+{
+  .reg .b32 %r<8>;
+  .reg .pred %p<2>;
+  .shared .align 1024 .b8 buf[1024];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r4, buf;
+  shl.b32 %r2, %r1, 2;
+  add.u32 %r3, %r4, %r2;
+  st.shared.b32 [%r3], %r1;
+  bar.sync 0;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $L_end;
+  FENCE
+  cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [tmap, {0}], [%r4];
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group.read 0;
+$L_end:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("fence", [True, False])
+def test_a_proxy_fence_by_the_issuing_thread_after_the_barrier_suffices(fence):
+    """ThunderKittens' TMA store: every warp writes shared memory with generic stores, the
+    warps meet at a barrier, and only the storing thread runs fence.proxy.async before its TMA
+    store. The fence lies on the base-causality path from each write to the store, which is
+    what the memory model's proxy-preserved causality order asks (PTX ISA, memory consistency
+    model: proxies); without any fence the store is a missing-proxy-fence finding."""
+    import numpy as np
+    from ptxsim.machine.executor import launch
+    from ptxsim.machine.tensormap import TensorMap
+    out = np.zeros(64, np.uint32)
+    tm = TensorMap.encode_tiled("uint32", 1, out, (64,), (), (64,), (1,), "none", "none",
+                                "none", "none")
+    ptx = ISSUER_FENCE.replace("FENCE", "fence.proxy.async.shared::cta;" if fence else "")
+    run = launch(ptx, "k", 1, 64, args=[tm])
+    assert (out == np.arange(64)).all()
+    kinds = {f.kind for f in run.findings}
+    assert kinds == (set() if fence else {"missing-proxy-fence"}), str(run.findings)

@@ -227,6 +227,8 @@ class WaveSanitizer:
         # proxy fences: per warp the epochs of its last _NFENCE fence.proxy.async (oldest
         # first, -1 = none)
         self.pfm = np.full((W, _NFENCE), -1, np.int64)
+        # each warp's clock at its last fence.proxy.async (made at the first fence)
+        self.pfv = None
         # Tensor Memory shadow, per CTA (lazy): (writer rec ids, reader rec ids, init)
         self.tm: dict[int, tuple] = {}
         self.dmemo: dict[int, tuple] = {}                # CTA -> (block, rec id, slices)
@@ -1238,13 +1240,20 @@ class WaveSanitizer:
         rec.overlaps = None
 
     def _proxy_fences(self, inst, recs, rix, r, words, prev, pw, sel) -> None:
-        """Generic writes read by the asynchronous proxy need a fence.proxy.async by the
-        writing warp after the write (9.7.16.6.5): its last fence is at or after the write's
-        epoch. (That the fence also precedes the synchronisation that orders the write before
-        the issue is not checked: the race check already requires that order.)"""
+        """Generic writes read by the asynchronous proxy need a fence.proxy.async on the
+        base-causality path from the write to the asynchronous operation (9.7.16.6.5 and the
+        memory model's proxy-preserved causality order): either the writing warp fenced after
+        the write (its last fence is at or after the write's epoch; that the fence also precedes
+        the synchronisation is left to the race check), or the issuing warp fenced after the
+        write was ordered before it (its clock at its last fence covers the write's epoch:
+        ThunderKittens' TMA stores, where lane 0 of the storing warp fences after the warpgroup
+        barrier)."""
         gi = np.flatnonzero(sel)
         e = (prev[gi] >> _PC_BITS) & _EP_MASK
         ok = e <= self.pfm[pw[gi], -1]
+        if not ok.all() and self.pfv is not None:
+            iw = np.fromiter((recs[int(i)].warp for i in rix[gi]), np.int64, gi.size)
+            ok |= self.pfv[iw, pw[gi]] >= e
         if ok.all():
             return
         bad = ~ok
@@ -1500,6 +1509,9 @@ class WaveSanitizer:
         self.uf_hi[ws] = -1
         self.pfm[ws, :-1] = self.pfm[ws, 1:]
         self.pfm[ws, -1] = self.ep[ws]
+        if self.pfv is None:
+            self.pfv = np.zeros_like(self.vc)
+        self.pfv[ws] = self.vc[ws]
         self.tick(ws)
 
     def sync_write_shared(self, inst, t: int, cta: int, off: int, nbytes: int) -> None:
