@@ -248,8 +248,10 @@ def _san_async_merged(san, inst, kind, unit, threads, cta, perform, signal, wwor
 def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwords=None,
               wwords=None, mbar=None, gwrite=None, trace=None, family: str = "bulk"):
     """The asynchronous copies of one queued operation (issued by `threads`, one per copy) for
-    the sanitizer: one record per issuing warp, in array operations over the copies (a loop
-    over issuing warps only). rwords / wwords: (copy index, flat shared-memory word) arrays it reads /
+    the sanitizer: one record per issuing CTA, in array operations over the copies (a loop
+    over CTAs only); each word is checked with the clock of the thread whose copy touches it
+    (two warps of a CTA issuing in one step need not be ordered with each other's earlier
+    accesses, e.g. FlashAttention-4's per-warpgroup TMA stores). rwords / wwords: (copy index, flat shared-memory word) arrays it reads /
     writes; mbar: (CTA, offset) arrays per copy whose complete-tx its completion is observed
     through, or None (the issuing threads' async-groups of `family`); gwrite: (copy index, start,
     length) arrays of global runs it writes; trace(copies) -> span arguments, or None.
@@ -260,13 +262,9 @@ def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwor
             cta.size > 1 and cta[0] != cta[-1]:
         return _san_async_merged(san, inst, kind, unit, threads, cta, perform, signal,
                                  wwords, mbar, family)
-    # one record per issuing warp (each checked with its own warp's clock: two warps of a CTA
-    # issuing in one step need not be ordered with each other's earlier accesses, e.g.
-    # FlashAttention-4's per-warpgroup TMA stores); warps are CTA-local (P pads to warps)
-    wkey = threads // WARP_SIZE
-    order = np.argsort(wkey, kind="stable")
-    cut = np.flatnonzero(np.r_[True, wkey[order][1:] != wkey[order][:-1]])
-    groups = np.split(order, cut[1:])                     # copies of each issuing warp
+    order = np.argsort(cta, kind="stable")
+    cut = np.flatnonzero(np.r_[True, cta[order][1:] != cta[order][:-1]])
+    groups = np.split(order, cut[1:])                     # copies of each issuing CTA
     grp = np.empty(threads.size, np.int64)
     for g, sel in enumerate(groups):
         grp[sel] = g
@@ -278,23 +276,28 @@ def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwor
         recs.append(rec)
 
     def words_of(pairs):
-        """Each record's words, sorted and distinct: one sort of all (record, word) pairs."""
+        """Each record's words, sorted and distinct (one sort of all (record, word) pairs), and
+        the issuing thread of each (of the first copy touching it)."""
         if pairs is None:
-            return None
-        g, w = grp[np.asarray(pairs[0], np.int64)], np.asarray(pairs[1], np.int64)
+            return None, None
+        ci = np.asarray(pairs[0], np.int64)
+        g, w, th = grp[ci], np.asarray(pairs[1], np.int64), threads[ci]
         key = g * nw + w
         if key.size > 1 and not (key[1:] > key[:-1]).all():      # else sorted, distinct
-            key = np.sort(key)                    # (np.unique hashes: slower here)
-            key = key[np.r_[True, key[1:] != key[:-1]]]
+            o = np.argsort(key, kind="stable")    # (np.unique hashes: slower here)
+            key, th = key[o], th[o]
+            first = np.r_[True, key[1:] != key[:-1]]
+            key, th = key[first], th[first]
             g, w = key // nw, key % nw
         b = np.searchsorted(g, np.arange(len(recs) + 1)).tolist()
-        return [w[b[k]:b[k + 1]] for k in range(len(recs))]
+        return ([w[b[k]:b[k + 1]] for k in range(len(recs))],
+                [th[b[k]:b[k + 1]] for k in range(len(recs))])
     nw = np.int64(san.sw.size)
-    rw, ww = words_of(rwords), words_of(wwords)
+    (rw, rth), (ww, wth) = words_of(rwords), words_of(wwords)
     if rw is not None:
-        san.async_words_multi(recs, inst, rw, write=False)
+        san.async_words_multi(recs, inst, rw, write=False, issuers=rth)
     if ww is not None:
-        san.async_words_multi(recs, inst, ww, write=True)
+        san.async_words_multi(recs, inst, ww, write=True, issuers=wth)
     if gwrite is not None:
         g = grp[gwrite[0]]
         for k, rec in enumerate(recs):

@@ -856,8 +856,8 @@ class WaveSanitizer:
         read (write=False) or write the flat shared-memory words `words_list[i]`: each
         checked against the generic accesses and the asynchronous operations before it, in
         one vectorised pass, then marked as in flight. `issuers`: per record, the issuing
-        thread of each of its words (a merged record of several CTAs' copies, write only);
-        else each record's own thread. `init_keys`: per record (read) its (in-CTA words
+        thread of each of its words (a merged record of several CTAs' copies, or the copies of
+        several warps of one CTA); else each record's own thread. `init_keys`: per record (read) its (in-CTA words
         array, CTA), whose initcheck is done once."""
         sizes = [w.size for w in words_list]
         if not sum(sizes):
@@ -1252,8 +1252,7 @@ class WaveSanitizer:
         e = (prev[gi] >> _PC_BITS) & _EP_MASK
         ok = e <= self.pfm[pw[gi], -1]
         if not ok.all() and self.pfv is not None:
-            iw = np.fromiter((recs[int(i)].warp for i in rix[gi]), np.int64, gi.size)
-            ok |= self.pfv[iw, pw[gi]] >= e
+            ok |= self.pfv[r[gi], pw[gi]] >= e            # r: each word's issuing warp
         if ok.all():
             return
         bad = ~ok
