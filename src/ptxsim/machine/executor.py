@@ -515,6 +515,8 @@ class Wave:
         # complete whatever the asynchronous proxy still holds (bulk stores, ...)
         while self.proxy.progress():
             pass
+        if self.san is not None and getattr(self.san, "al_pend", None):
+            self.san.aligned_leftovers()
         if self.san is not None and self.san.tracer is not None:
             self.san.tracer.wave_end(self.san)
 

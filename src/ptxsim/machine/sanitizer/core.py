@@ -229,6 +229,7 @@ class WaveSanitizer:
         self.pfm = np.full((W, _NFENCE), -1, np.int64)
         # each warp's clock at its last fence.proxy.async (made at the first fence)
         self.pfv = None
+        self.al_pend: dict = {}           # warp -> held partial .aligned arrival
         # Tensor Memory shadow, per CTA (lazy): (writer rec ids, reader rec ids, init)
         self.tm: dict[int, tuple] = {}
         self.dmemo: dict[int, tuple] = {}                # CTA -> (block, rec id, slices)
@@ -2073,11 +2074,16 @@ class WaveSanitizer:
     # --------------------------------------------------------------------- synccheck
     def check_aligned(self, inst, idx) -> None:
         """A .aligned instruction: every live thread of each executing warp must execute it
-        together (the same instruction, the same guard)."""
+        together (the same instruction, the same guard). Lanes of a warp that diverged before it
+        (`if (elect_one_sync()) {...} __syncthreads();`) reach it at different scheduler steps
+        here, while the hardware reconverges them first: a partial arrival while other lanes
+        still run elsewhere is held, and resolved when the rest arrive at the same instruction;
+        it is reported when the warp reaches another .aligned instruction first, or at the end
+        of the wave (`aligned_leftovers`)."""
         wave = self.wave
         w = idx // WARP_SIZE
         uw, counts = np.unique(w, return_counts=True)
-        if (counts == WARP_SIZE).all():
+        if (counts == WARP_SIZE).all() and not self.al_pend:
             return
         st = wave.status.reshape(-1, WARP_SIZE)[uw]
         real = wave.real.reshape(-1, WARP_SIZE)[uw]
@@ -2087,16 +2093,39 @@ class WaveSanitizer:
         pcs = wave.pc.reshape(-1, WARP_SIZE)[uw]
         here = np.zeros(st.shape, bool)
         here.reshape(-1)[(np.searchsorted(uw, w) * WARP_SIZE + idx % WARP_SIZE)] = True
-        elsewhere = ((st == RUN) & real & ~here & (pcs != int(wave.pc[idx[0]]))).any(1)
-        bad = (counts < live) & elsewhere
-        if bad.any():
-            k = int(np.argmax(bad))
+        pc = int(wave.pc[idx[0]])
+        elsewhere = ((st == RUN) & real & ~here & (pcs != pc)).any(1)
+        partial = counts < live
+        if self.al_pend:                          # (a loop over held warps only)
+            for k in np.flatnonzero(np.isin(uw, np.fromiter(self.al_pend, np.int64))):
+                wk = int(uw[k])
+                held = self.al_pend[wk]
+                if held[0] == pc:                 # the rest of the warp arrives: reconverged
+                    held[1] += int(counts[k])
+                    if held[1] >= int(live[k]):
+                        del self.al_pend[wk]
+                    partial[k] = False
+                else:                             # another .aligned instruction first
+                    del self.al_pend[wk]
+                    self._report_aligned(*held[1:])
+        bad = partial & elsewhere
+        for k in np.flatnonzero(bad):
             t = int(idx[np.searchsorted(w, uw[k])])
-            self.report("divergent-aligned", inst, t,
-                        f"{int(counts[k])} of the warp's {int(live[k])} live threads execute "
-                        "this .aligned instruction; the others are at another instruction or "
-                        "have the guard false (undefined, 9.7.13.1 / 9.7.16)",
-                        count=int(bad.sum()))
+            self.al_pend[int(uw[k])] = [pc, int(counts[k]), int(live[k]), inst, t]
+
+    def _report_aligned(self, count, live, inst, t) -> None:
+        self.report("divergent-aligned", inst, t,
+                    f"{count} of the warp's {live} live threads execute this .aligned "
+                    "instruction; the others reached another .aligned instruction or the end "
+                    "of the kernel without it, or have the guard false (undefined, 9.7.13.1 / "
+                    "9.7.16)")
+
+    def aligned_leftovers(self) -> None:
+        """End of the wave: warps whose lanes never all reached their held .aligned
+        instruction."""
+        for held in self.al_pend.values():
+            self._report_aligned(*held[1:])
+        self.al_pend.clear()
 
     # ------------------------------------------------------------------------- atomics
     def atomic_sync(self, space: str, keys, idx, acquire: bool, release: bool) -> None:
