@@ -998,6 +998,8 @@ class WaveSanitizer:
                 self.any_async_read = True
                 recs = [x for x, b in zip(recs, busy) if b]
                 words_list = [w for w, b in zip(words_list, busy) if b]
+                if issuers is not None:
+                    issuers = [i for i, b in zip(issuers, busy) if b]
                 sizes = [w.size for w in words_list]
                 if not recs:
                     return
