@@ -519,6 +519,8 @@ class Wave:
             self.san.aligned_leftovers()
         if self.san is not None and self.san.tracer is not None:
             self.san.tracer.wave_end(self.san)
+        if self.san is not None and hasattr(self.san, "release"):
+            self.san.release()
 
     def _random_step(self, rng, turn):
         """--schedule random: the instruction of a pseudo-randomly chosen warp that may run,

@@ -135,6 +135,25 @@ def _reg_names_of(inst):
         yield inst.predicate.name
 
 
+# Zeroed shadow arrays kept from the last wave, by shape: a fresh np.zeros of the ~80 MB
+# shared-memory shadow is paid in page faults at first touch, scattered over the run (0.14 s
+# of a Triton 1024^3 launch, mostly huge-page zeroing); refilling a kept one is one memset.
+# One array per (shape, dtype); released at the wave's end (WaveSanitizer.release).
+_POOL: dict = {}
+
+
+def _pooled(shape, dtype) -> np.ndarray:
+    a = _POOL.pop((shape, np.dtype(dtype).str), None)
+    if a is None:
+        return np.zeros(shape, dtype)
+    a.fill(0)
+    return a
+
+
+def _release(a: np.ndarray) -> None:
+    _POOL[(a.shape, a.dtype.str)] = a
+
+
 class AsyncRec:
     """One asynchronous operation (issued by thread `t`, warp `warp` of the wave)."""
     __slots__ = ("id", "kind", "pc", "t", "warp", "cta", "epoch", "done", "obs", "cover",
@@ -199,11 +218,11 @@ class WaveSanitizer:
         self.SW = -(-sh.size // 4)                        # words per CTA
         nw = wave.n_ctas * self.SW
         # the three records of a word side by side (one cache line serves all three)
-        self.shadow = np.zeros((nw, 3), np.int64)
+        self.shadow = _pooled((nw, 3), np.int64)
         self.sw, self.sr, self.sa = self.shadow[:, 0], self.shadow[:, 1], self.shadow[:, 2]
         # per warp: (warp + 1) << 53 | epoch << 24, the constant part of its records
         self.epw = ((np.arange(W, dtype=np.int64) + 1) << _W_SHIFT) | (self.ep << _PC_BITS)
-        self.ib = np.zeros(nw * 4, np.uint8)              # init flag per byte
+        self.ib = _pooled((nw * 4,), np.uint8)            # init flag per byte
         self.ibw = self.ib.view(np.uint32)               # the same, 4 bytes per word
         self.ibh = self.ib.view(np.uint16)               # and 2 bytes per half-word
         self.any_async_read = False
@@ -2121,6 +2140,14 @@ class WaveSanitizer:
                     "instruction; the others reached another .aligned instruction or the end "
                     "of the kernel without it, or have the guard false (undefined, 9.7.13.1 / "
                     "9.7.16)")
+
+    def release(self) -> None:
+        """The wave is over: its shadow arrays go back to the pool for the next wave (no
+        check reads them afterwards)."""
+        if self.shadow is not None:
+            _release(self.shadow)
+            _release(self.ib)
+            self.shadow = self.ib = None
 
     def aligned_leftovers(self) -> None:
         """End of the wave: warps whose lanes never all reached their held .aligned
