@@ -164,8 +164,16 @@ def build(name: str, src: Path, out: Path, nvcc: Path) -> Path:
     cu = src / "examples" / EXAMPLES[name]
     if not cu.is_file():
         raise BuildError(f"{cu} is not in the CUTLASS tree {src}")
-    cmd = [str(nvcc), *FLAGS, f"-I{src / 'include'}", f"-I{src / 'tools' / 'util' / 'include'}",
-           f"-I{src / 'examples' / 'common'}", *include_flags(nvcc), str(cu),
+    return compile_program(name, out, nvcc, [*FLAGS, f"-I{src / 'include'}",
+                                             f"-I{src / 'tools' / 'util' / 'include'}",
+                                             f"-I{src / 'examples' / 'common'}"], cu)
+
+
+def compile_program(name: str, out: Path, nvcc: Path, flags: list, cu: Path) -> Path:
+    """nvcc `flags` + the toolchain's include folders on `cu` -> out/name, linked against
+    ptxsim's stand-ins; the log in out/name.log; BuildError naming the log on failure."""
+    exe = out / name
+    cmd = [str(nvcc), *flags, *include_flags(nvcc), str(cu),
            "-o", str(exe) + ".part", f"-L{link_dir(out)}", "-lcuda"]
     t = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -82,19 +80,10 @@ def build(name: str, tree: Path, out: Path, nvcc: Path, cutlass: Path | None = N
         return exe
     lib, repo, commit, harness, flags = HARNESSES[name]
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [str(nvcc), *flags, "-O2", "--expt-relaxed-constexpr", "-cudart", "shared",
-           "-gencode", "arch=compute_100a,code=compute_100a", *include_dirs(name, tree, cutlass),
-           *bce.include_flags(nvcc), str(DATA / harness), "-o", str(exe) + ".part",
-           f"-L{bce.link_dir(out)}", "-lcuda"]
-    t = time.time()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    (out / f"{name}.log").write_text(" ".join(cmd) + "\n" + r.stdout + r.stderr)
-    if r.returncode != 0:
-        raise BuildError(f"nvcc failed on {name} (log: {out / (name + '.log')}):\n"
-                         + (r.stderr or r.stdout)[-2000:])
-    os.replace(str(exe) + ".part", exe)
-    print(f"{name}: built in {time.time() - t:.0f} s -> {exe}", flush=True)
-    return exe
+    return bce.compile_program(name, out, nvcc, [
+        *flags, "-O2", "--expt-relaxed-constexpr", "-cudart", "shared",
+        "-gencode", "arch=compute_100a,code=compute_100a", *include_dirs(name, tree, cutlass)],
+        DATA / harness)
 
 
 def main(argv=None) -> int:

@@ -1,14 +1,20 @@
-"""The nvcc the CUDA C++ tests compile with: $NVCC, else nvcc on PATH, else the nvidia-cuda-nvcc
-wheel's (installed by the test extra: `pip install .[cudacpp]`); None when there is none.
+"""The nvcc the CUDA C++ tests compile with, found as scripts/build_cutlass_examples.py finds it:
+$NVCC, else the nvidia-cuda-nvcc wheel's (installed by the test extra: `pip install .[cudacpp]`),
+else nvcc on PATH; None when there is none.
 
 NVIDIA's wheels ship libcudart.so.13 but no libcudart.so, so `nvcc -cudart shared` from a wheel
 cannot link; for that nvcc, a folder with libcudart.so naming the wheel's libcudart.so.13 is put
 on LIBRARY_PATH (the host linker's search path, inherited by the nvcc the tests run)."""
 import importlib.util
 import os
-import shutil
 import tempfile
 from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "build_cutlass_examples", Path(__file__).resolve().parents[1] / "scripts" /
+    "build_cutlass_examples.py")
+_bce = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_bce)
 
 
 def _link_dir_for(nvcc: Path) -> None:
@@ -29,11 +35,9 @@ def _link_dir_for(nvcc: Path) -> None:
 
 
 def nvcc() -> str | None:
-    cands = [os.environ.get("NVCC"), shutil.which("nvcc")]
-    spec = importlib.util.find_spec("nvidia")
-    for loc in (spec.submodule_search_locations or []) if spec else []:
-        cands.append(str(Path(loc) / "cu13" / "bin" / "nvcc"))
-    found = next((c for c in cands if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
-    if found:
-        _link_dir_for(Path(found))
+    try:                                 # the lookup of scripts/build_cutlass_examples.py
+        found = str(_bce.find_nvcc())
+    except _bce.BuildError:
+        return None
+    _link_dir_for(Path(found))
     return found
