@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ptxsim.cli import main
-from ptxsim.errors import MemoryAccessError, OperandError
+from ptxsim.errors import MemoryAccessError, OperandError, TmemLeakError
 from ptxsim.machine.executor import launch
 
 HEAD = ".version 8.8\n.target sm_100a\n.address_size 64\n"
@@ -424,6 +424,22 @@ def test_reading_tensor_memory_no_one_wrote():
     run = launch(UNINIT_TMEM, "ut", 1, 32, args=[np.zeros(1, np.uint32)])
     (f,) = run.findings
     assert (f.kind, f.line, f.count) == ("uninit-tmem", line_of(UNINIT_TMEM, "tcgen05.ld"), 32)
+
+
+def test_tensor_memory_shadow_kept_from_an_earlier_launch_starts_empty():
+    # the Tensor Memory shadows of a finished wave are kept for the next one (sanitizer/core.py
+    # _TM_POOL): a launch that wrote the cells, then one that reads them unwritten, still finds
+    # the uninitialised read; and the clean kernel stays clean when run again
+    fixed = LDST.replace("// WAIT", "tcgen05.wait::ld.sync.aligned;")
+    for _ in range(2):
+        assert not launch(fixed, "ldst", 1, 32, args=[np.zeros(1, np.uint32)]).findings
+    # and after one without its dealloc (the dealloc clears the cells' shadow itself)
+    leak = fixed.replace("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r3, 32;", "")
+    assert leak != fixed
+    with pytest.raises(TmemLeakError):
+        launch(leak, "ldst", 1, 32, args=[np.zeros(1, np.uint32)])
+    (f,) = launch(UNINIT_TMEM, "ut", 1, 32, args=[np.zeros(1, np.uint32)]).findings
+    assert (f.kind, f.count) == ("uninit-tmem", 32)
 
 
 # ---------------------------------------------------------------- registers, mbarriers

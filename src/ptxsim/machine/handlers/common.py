@@ -207,10 +207,15 @@ def byte_words(san, cta, start, size):
     return member, cta[member] * san.SW + (start[member] + byte) // 4
 
 
-def chunk_words(san, chunks, per_cta: int):
+def chunk_words(san, chunks, per_cta: int, ordered: bool = False):
     """(copy index, flat word) of 16-byte chunk numbers (B, ...) of shared.data viewed as
-    (-1, 16) (per_cta chunks a CTA), one row of chunks per copy."""
+    (-1, 16) (per_cta chunks a CTA), one row of chunks per copy. ordered: each copy's words
+    ascending (its chunks sorted: a swizzled box permutes chunks within rows), so that
+    san_async's words_of finds the copies of disjoint boxes in order and needs no sort of
+    all words (4x the elements)."""
     chunks = np.asarray(chunks, np.int64).reshape(chunks.shape[0], -1)
+    if ordered:
+        chunks = np.sort(chunks, axis=1)
     w = ((chunks // per_cta) * san.SW + 4 * (chunks % per_cta))[:, :, None] + np.arange(4)
     return np.repeat(np.arange(chunks.shape[0]), w[0].size), w.reshape(-1)
 

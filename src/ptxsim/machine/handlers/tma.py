@@ -99,7 +99,8 @@ def _san_tma_store(san, inst, idx, cta, src, maps, shared, store):
     per_cta = shared.data.shape[1] // 16
     copy, words, gcopy, gstart, glen = [], [], [], [], []
     for tm, sel, c in maps:
-        k, w = chunk_words(san, tmod._box_chunks(tm, shared, cta[sel], src[sel]), per_cta)
+        k, w = chunk_words(san, tmod._box_chunks(tm, shared, cta[sel], src[sel]), per_cta,
+                           ordered=True)
         copy.append(sel[k])
         words.append(w)
         b, s_, n_ = tmod.tiles_global_rows(tm, c)

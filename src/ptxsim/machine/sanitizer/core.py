@@ -154,6 +154,22 @@ def _release(a: np.ndarray) -> None:
     _POOL[(a.shape, a.dtype.str)] = a
 
 
+# Tensor Memory shadows (writer id, reader id, initialised) of one CTA each, kept from the
+# last wave the same way (three fresh 128 x 512 arrays per CTA cost ~0.5 ms in page faults
+# at first touch; 64 CTAs of a Triton 1024^3 launch ~30 ms).
+_TM_POOL: list = []
+
+
+def _tm_shadow() -> tuple:
+    if _TM_POOL:
+        st = _TM_POOL.pop()
+        for a in st:
+            a.fill(0)
+        return st
+    return (np.zeros((128, 512), np.int64), np.zeros((128, 512), np.int64),
+            np.zeros((128, 512), bool))
+
+
 class AsyncRec:
     """One asynchronous operation (issued by thread `t`, warp `warp` of the wave)."""
     __slots__ = ("id", "kind", "pc", "t", "warp", "cta", "epoch", "done", "obs", "cover",
@@ -288,6 +304,7 @@ class WaveSanitizer:
         #                                                  not yet awaited]]
         self.gasync: list = []                           # asynchronous writes to global
         self._cw: dict = {}                              # CTA -> warps of its cluster
+        self._cws: dict = {}                             # CTA -> the same as a slice
         # known(rec, warp) cache: a ring of _RING recs x W warps, each row tagged by rec id
         self.kbtag = np.zeros(_RING, np.int64)
         self.kbm = np.zeros((_RING, W), bool)
@@ -461,11 +478,12 @@ class WaveSanitizer:
         if rec.all_known:
             return
         slot = rec.id % _RING
+        row = self.kbm[slot]
         if self.kbtag[slot] != rec.id:
             self.kbtag[slot] = rec.id
-            self.kbm[slot] = False
-        self.kbm[slot, w] = True
-        if self.kbm[slot, self._rec_warps(rec)].all():
+            row[:] = False
+        row[w] = True
+        if row[self._rec_warps_sel(rec)].all():
             rec.all_known = True
             self._retire(rec)
 
@@ -485,6 +503,16 @@ class WaveSanitizer:
         """The warps that must know `rec` for it to retire."""
         return rec.allw if rec.allw is not None else self.cluster_warps(rec.cta)
 
+    def _rec_warps_sel(self, rec: AsyncRec):
+        """_rec_warps as an index: a slice for a cluster's warps (consecutive)."""
+        if rec.allw is not None:
+            return rec.allw
+        sl = self._cws.get(rec.cta)
+        if sl is None:
+            cw = self.cluster_warps(rec.cta)
+            sl = self._cws[rec.cta] = slice(int(cw[0]), int(cw[-1]) + 1)
+        return sl
+
     def _retire(self, rec: AsyncRec) -> None:
         """Every warp that could touch its memory knows `rec` completed: its shared-memory
         marks can conflict with nothing any more, and are dropped."""
@@ -495,7 +523,10 @@ class WaveSanitizer:
                 self.sa_pend_n = 0
         if rec.rkeys:
             for e, ctas in rec.rkeys:
-                e[2][ctas] -= 1
+                if ctas.size == 1:
+                    e[2][int(ctas[0])] -= 1       # (an int index: ~10x a one-element array's)
+                else:
+                    e[2][ctas] -= 1
                 e[3] -= ctas.size
                 if e[3] <= 0 and self.alive_rd.get(id(e[0])) is e:
                     del self.alive_rd[id(e[0])]
@@ -504,9 +535,10 @@ class WaveSanitizer:
             return
         # its marks stay: a check that meets one finds the operation known and drops it
         rec.words = None
-        self.alive[rec.ctas] -= 1
+        cs = int(rec.ctas[0]) if rec.ctas.size == 1 else rec.ctas
+        self.alive[cs] -= 1
         if rec.kind not in READERS:
-            self.alive_w[rec.ctas] -= 1
+            self.alive_w[cs] -= 1
 
     def known_t(self, x: AsyncRec, r: int) -> bool:
         """Full mode: is x's completion ordered before warp r's next tcgen05 operation through
@@ -1547,8 +1579,7 @@ class WaveSanitizer:
     def _tmem(self, cta: int):
         st = self.tm.get(cta)
         if st is None:
-            st = self.tm[cta] = (np.zeros((128, 512), np.int64), np.zeros((128, 512), np.int64),
-                                 np.zeros((128, 512), bool))
+            st = self.tm[cta] = _tm_shadow()
         return st
 
     def tmem_access(self, rec: AsyncRec, inst, cta: int, lanes, cols, *, read: bool,
@@ -1558,7 +1589,6 @@ class WaveSanitizer:
         one)."""
         if not self.enabled:
             return
-        tw, tr, ti = self._tmem(cta)
         memo = self.dmemo.get(cta)
         if block is not None and read and write:
             bkey = (block[0].start, block[0].stop, block[1].start, block[1].stop)
@@ -1569,6 +1599,7 @@ class WaveSanitizer:
                     # report; the shadow arrays are brought up to date lazily (_materialize)
                     self.dmemo[cta] = (bkey, rec.id, block)
                     return
+        tw, tr, ti = self._tmem(cta)
         if memo is not None:
             self._materialize(cta)
         if block is not None:
@@ -2148,6 +2179,10 @@ class WaveSanitizer:
             _release(self.shadow)
             _release(self.ib)
             self.shadow = self.ib = None
+        if len(_TM_POOL) < 256:
+            _TM_POOL.extend(list(self.tm.values())[:256 - len(_TM_POOL)])
+        self.tm = {}
+        self.dmemo.clear()
 
     def aligned_leftovers(self) -> None:
         """End of the wave: warps whose lanes never all reached their held .aligned
