@@ -158,6 +158,51 @@ def test_a_fault_in_a_worker_is_raised_with_what_one_process_leaves():
     assert np.array_equal(two, one) and two[[0, 64, 128]].tolist() == [1, 2, 3]
 
 
+def test_the_first_part_runs_in_the_driver_and_its_fault_is_the_one_process_error():
+    # out holds 64 words, so CTA 1 faults: in the first of 2 parts, which the driver runs
+    # itself (distributed/local.py); the error is the original exception, memory as one
+    # process leaves it (CTA 0's store, nothing of the later part)
+    one, two = np.zeros(64, np.uint32), np.zeros(64, np.uint32)
+    with pytest.raises(MemoryAccessError) as e1:
+        ptxsim.launch(SMALL, "fault", 4, 32, args=[one], max_resident_ctas=1)
+    with pytest.raises(MemoryAccessError) as e2:
+        ptxsim.launch(SMALL, "fault", 4, 32, args=[two], max_resident_ctas=1, workers=2)
+    assert str(e2.value) == str(e1.value) and e2.value.address == e1.value.address
+    assert not any("raised in worker" in n for n in getattr(e2.value, "__notes__", []))
+    assert np.array_equal(two, one) and two[0] == 1 and not two[1:].any()
+
+
+def test_local_parts_processes_and_returned_bytes():
+    # 4 parts: the driver runs the first, 3 forked processes the others; only theirs travel
+    out = np.zeros(4 * 64, np.uint32)
+    run = ptxsim.launch(SMALL, "fault", 4, 32, args=[out], max_resident_ctas=1, workers=4)
+    pids = run.distribution.part_pids
+    assert pids[0] == os.getpid() and len(set(pids)) == 4
+    assert out[[0, 64, 128, 192]].tolist() == [1, 2, 3, 4]
+    # each part changed one word (its low byte: 1 bit of mask + 1 byte); three came back
+    assert run.distribution.returned_bytes == 3 * 2
+
+
+def test_changed_bytes_travel_in_the_shared_area_and_the_rest_pickled():
+    import pickle
+
+    from ptxsim.distributed import local
+    from ptxsim.distributed.parts import BufferDiff, Part, PartResult
+    rng = np.random.default_rng(3)
+    diffs = [BufferDiff(0x1000 * k, f"b{k}", 100, 0, 80, rng.integers(0, 256, 10, np.uint8),
+                        rng.integers(0, 256, n, np.uint8)) for k, n in enumerate((30, 50, 70))]
+    want = [(d.bits.copy(), d.data.copy()) for d in diffs]
+    import mmap
+    area = mmap.mmap(-1, 100)                  # room for the first (40 B) and second (60 B)
+    r = PartResult(Part(1, (1,), 1), diffs)
+    local._to_area(r, area)
+    assert [d.area is not None for d in r.diffs] == [True, True, False]
+    r2 = pickle.loads(pickle.dumps(r))          # what crosses the pipe
+    local._from_area(r2, area)
+    for d, (bits, data) in zip(r2.diffs, want):
+        assert np.array_equal(d.bits, bits) and np.array_equal(d.data, data)
+
+
 def test_clusterlaunchcontrol_runs_in_one_worker():
     import importlib.util
     spec = importlib.util.spec_from_file_location("clc", TESTS / "machine" / "test_exec_clc.py")
@@ -181,7 +226,11 @@ def test_clock_readers_run_in_one_worker():
 def test_a_worker_that_dies_is_a_worker_error(monkeypatch):
     import ptxsim.distributed.local as local
 
-    def die(*a, **k):
+    real = local.run_part
+
+    def die(launch, part, *a, **k):
+        if part.index == 0:           # the first part runs in the driver itself
+            return real(launch, part, *a, **k)
         os._exit(3)
     monkeypatch.setattr(local, "run_part", die)
     with pytest.raises(WorkerError, match="exit code 3"):
@@ -257,3 +306,72 @@ def test_allowing_order_dependence_over_atomics_keeps_the_later_workers_count():
     ptxsim.launch(BASIC, "block_sum", 12, 256, args=[x, out, 3000], max_resident_ctas=6,
                   workers=2, allow_order_dependent=True)
     assert out[0] == x[6 * 256:].sum() != x.sum()
+
+
+@pytest.mark.parametrize("block", [8, 64, 1 << 20])
+def test_byte_diff_by_blocks_is_the_whole_buffer_mask(monkeypatch, block):
+    # parts.byte_diff walks the buffers in blocks; what it returns is, by definition, the span
+    # [first changed byte, last changed byte], numpy.packbits of the span's changed mask and the
+    # changed bytes in order, as one whole-buffer comparison gives them
+    from ptxsim.distributed import parts
+    monkeypatch.setattr(parts, "_BLOCK", block)
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(0, 300))
+        before = rng.integers(0, 3, n, dtype=np.uint8)
+        after = before.copy()
+        for _ in range(int(rng.integers(0, 4))):
+            i, j = sorted(int(x) for x in rng.integers(0, n + 1, 2))
+            after[i:j] = rng.integers(0, 3, j - i, dtype=np.uint8)
+        d = parts.byte_diff(before, after, 0x1000, "x")
+        changed = before != after
+        if not changed.any():
+            assert d is None
+            continue
+        idx = np.flatnonzero(changed)
+        lo, hi = int(idx[0]), int(idx[-1]) + 1
+        assert (d.lo, d.span, d.nbytes) == (lo, hi - lo, n)
+        assert np.array_equal(d.bits, np.packbits(changed[lo:hi]))
+        assert np.array_equal(d.data, after[idx])
+        assert np.array_equal(d.mask(), changed[lo:hi])
+
+
+@pytest.mark.parametrize("block", [8, 1 << 20])
+def test_merge_of_overlapping_and_disjoint_parts(monkeypatch, block):
+    # merge writes each part's changed bytes in launch order; where two parts changed one byte
+    # the values must agree (else MergeConflict). Checked against a byte-by-byte replay.
+    from types import SimpleNamespace
+
+    from ptxsim.distributed import parts
+    monkeypatch.setattr(parts, "_BLOCK", block)
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        n = int(rng.integers(1, 200))
+        start = rng.integers(0, 4, n, dtype=np.uint8)
+        afters, ok = [], True
+        for k in range(3):
+            a = start.copy()
+            i, j = sorted(int(x) for x in rng.integers(0, n + 1, 2))
+            a[i:j] = rng.integers(0, 4, j - i, dtype=np.uint8)
+            afters.append(a)
+        # the one-process answer: later parts win; a conflict where two parts changed a byte
+        # to different values
+        want = start.copy()
+        changed_by = {}
+        for k, a in enumerate(afters):
+            for x in np.flatnonzero(a != start):
+                if x in changed_by and afters[changed_by[x]][x] != a[x]:
+                    ok = False
+                changed_by[x] = k
+                want[x] = a[x]
+        buf = SimpleNamespace(base=0x100, name="out", nbytes=n, u8=start.copy())
+        launch = SimpleNamespace(gmem=SimpleNamespace(buffers=[buf]), steps=0, printf=[])
+        res = [parts.PartResult(parts.Part(k, (k,), 1),
+                                [d] if (d := parts.byte_diff(start, a, 0x100, "out")) else [])
+               for k, a in enumerate(afters)]
+        if ok:
+            parts.merge(launch, res)
+            assert np.array_equal(buf.u8, want)
+        else:
+            with pytest.raises(MergeConflict):
+                parts.merge(launch, res)

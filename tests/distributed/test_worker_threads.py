@@ -7,7 +7,7 @@ from ptxsim.distributed.parts import Part, PartResult
 from ptxsim.numerics import backend
 
 
-def _report_threads(launch, part, on_wave=None):
+def _report_threads(launch, part, on_wave=None, in_place=False):
     return PartResult(part, host=str(backend.threads()))
 
 

@@ -32,6 +32,8 @@ class Distribution:
     merge_seconds: float = 0.0      # the driver's merge (wall)
     merge_cpu_seconds: float = 0.0  # the driver's merge (CPU time)
     returned_bytes: int = 0         # changed bytes the workers sent back
+    part_pids: list[int] = field(default_factory=list)   # the process of each part (local:
+    #                                 the first is the driver's own, local.run_local)
 
 
 def resolve_workers(workers):
@@ -139,7 +141,8 @@ def run_launch(run, backend: str = "local", n: int | None = None, *, address=Non
                         [r.cpu_seconds for r in results], [r.diff_seconds for r in results],
                         connect_s,
                         returned_bytes=sum(int(d.data.size + d.bits.size) for r in results
-                                           for d in r.diffs))
+                                           if not r.in_place for d in r.diffs),
+                        part_pids=[r.pid for r in results])
     run.distribution = dist
     try:
         merge(run, results, allow_order_dependent=allow_order_dependent)

@@ -92,6 +92,8 @@ class BufferDiff:
     span: int
     bits: np.ndarray            # uint8, packbits of the span's changed mask
     data: np.ndarray            # uint8
+    area: tuple | None = None   # in transit: (bits offset, bits size, data offset, data size) in
+    #                             the shared memory area bits and data were moved to (local.py)
 
     def mask(self) -> np.ndarray:
         return np.unpackbits(self.bits, count=self.span).view(bool)
@@ -106,17 +108,46 @@ class BufferDiff:
         return inside & (bit == 1)
 
 
+_BLOCK = 1 << 20          # byte_diff's block: its temporaries stay in cache, no page faults
+
+
 def byte_diff(before: np.ndarray, after: np.ndarray, base: int, name: str) -> BufferDiff | None:
-    if not after.size:
+    """The bytes of `after` that differ from `before`, block by block (one whole-buffer mask of
+    a 16 MB output cost 15-80 ms in a fresh worker, mostly page faults of the temporaries;
+    by 1 MB blocks ~10 ms)."""
+    n = int(after.size)
+    if not n:
         return None
-    changed = before != after
-    lo = int(np.argmax(changed))
-    if not changed[lo]:
+    buf = np.empty(min(n, _BLOCK), bool)
+
+    def changed(s, e):
+        m = buf[:e - s]
+        np.not_equal(before[s:e], after[s:e], out=m)
+        return m
+    lo = hi = None
+    for s in range(0, n, _BLOCK):
+        m = changed(s, min(n, s + _BLOCK))
+        k = int(np.argmax(m))
+        if m[k]:
+            lo = s + k
+            break
+    if lo is None:
         return None
-    hi = changed.size - int(np.argmax(changed[::-1]))
-    m = changed[lo:hi]
-    return BufferDiff(base, name, int(after.size), lo, hi - lo, np.packbits(m),
-                      after[lo:hi][m])
+    for e in range(n, lo, -_BLOCK):
+        s = max(lo, e - _BLOCK)
+        m = changed(s, e)[::-1]
+        k = int(np.argmax(m))
+        if m[k]:
+            hi = e - k
+            break
+    bits, data = [], []
+    for s in range(lo, hi, _BLOCK):          # blocks of a multiple of 8 bytes from lo: their
+        m = changed(s, min(hi, s + _BLOCK))  # packbits concatenate to the span's
+        bits.append(np.packbits(m))
+        data.append(after[s:s + m.size][m])
+    return BufferDiff(base, name, n, lo, hi - lo,
+                      bits[0] if len(bits) == 1 else np.concatenate(bits),
+                      data[0] if len(data) == 1 else np.concatenate(data))
 
 
 class Snapshot:
@@ -135,6 +166,11 @@ class Snapshot:
                     self.before.setdefault(base, b.u8.copy())
             return base
         gmem.map = map_and_keep
+        self._plain_map = plain_map
+
+    def close(self) -> None:
+        """Stop keeping the bytes of buffers mapped from now on (the driver's part)."""
+        self.gmem.map = self._plain_map
 
     def diffs(self) -> list[BufferDiff]:
         out = []
@@ -195,30 +231,47 @@ class PartResult:
     diff_seconds: float = 0.0   # snapshot + diff, in the worker (CPU time)
     host: str = ""
     pid: int = 0
+    in_place: bool = False      # ran in the driver: its bytes and findings are already there
+    exception: BaseException | None = field(default=None, repr=False)   # (in place only)
+    before: dict | None = field(default=None, repr=False)   # in place: base -> bytes before
+
+    def undo(self, gmem) -> None:
+        """An in-place part: put back the bytes its buffers had before it ran."""
+        for b in gmem.buffers:
+            old = (self.before or {}).get(b.base)
+            if old is not None and old.size == b.u8.size:
+                b.u8[:] = old
 
 
-def run_part(launch, part: Part, on_wave=None) -> PartResult:
-    """Run `part` of a launch that has not run (in a worker) and collect what it changed."""
+def run_part(launch, part: Part, on_wave=None, in_place: bool = False) -> PartResult:
+    """Run `part` of a launch that has not run (in a worker) and collect what it changed.
+    in_place: in the driver's own process (`local.run_local`): the launch's memory, findings
+    and error are the caller's; the diff is still taken (the merge checks the other parts
+    against it)."""
     c0 = time.process_time()
     launch.progress = False
     snap = Snapshot(launch.gmem)
-    launch.gmem.atomic_log = []
+    old_log, launch.gmem.atomic_log = launch.gmem.atomic_log, []
     t1, c1 = time.perf_counter(), time.process_time()
-    error = None
+    error = exception = None
     try:
         launch.run(only=set(part.waves), on_wave=on_wave)
     except Exception as exc:           # noqa: BLE001 - sent back, raised by the driver
         error = ErrorRecord.of(exc)
+        exception = exc if in_place else None
     t2, c2 = time.perf_counter(), time.process_time()
     diffs = snap.diffs()
+    snap.close()
     log = launch.gmem.atomic_log
+    launch.gmem.atomic_log = old_log
     atomics = (np.unique(np.concatenate([a[:, None] + np.arange(size, dtype=np.uint64)
                                          for a, size in log], axis=None))
                if log else np.zeros(0, np.uint64))
     c3 = time.process_time()
     return PartResult(part, diffs, atomics, launch.steps, list(launch.printf), error,
                       list(launch.findings), t2 - t1, c2 - c1, (c1 - c0) + (c3 - c2),
-                      socket.gethostname(), os.getpid())
+                      socket.gethostname(), os.getpid(), in_place, exception,
+                      snap.before if in_place else None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,8 +290,14 @@ def merge(launch, results: list[PartResult], *, allow_order_dependent: bool = Fa
     gmem = launch.gmem
     by_base = {b.base: b for b in gmem.buffers}
     if not allow_order_dependent:
-        _check_atomics(gmem, results)
-    written: dict[int, np.ndarray] = {}
+        try:
+            _check_atomics(gmem, results)
+        except MergeConflict:
+            for r in results:           # nothing merged: the driver's own part taken back
+                if r.in_place:
+                    r.undo(gmem)
+            raise
+    written: dict[int, list] = {}         # base -> the diffs merged into it so far
     for r in results:
         for d in r.diffs:
             buf = by_base.get(d.base)
@@ -252,34 +311,68 @@ def merge(launch, results: list[PartResult], *, allow_order_dependent: bool = Fa
                 raise WorkerError(f"{r.part.describe()} changed global buffer '{d.name}' at "
                                   f"{d.base:#x} ({d.nbytes} bytes), which the driver does not "
                                   "have mapped")
-            m = d.mask()
             seg = buf.u8[d.lo:d.lo + d.span]
-            mask = written.get(d.base)
-            if mask is None:
-                mask = written[d.base] = np.zeros(buf.nbytes, bool)
-            w = mask[d.lo:d.lo + d.span]
-            if not allow_order_dependent:
-                again = w & m
-                if again.any():
-                    differ = seg[again] != d.data[again[m]]
+            earlier = written.setdefault(d.base, [])
+            if not r.in_place and not allow_order_dependent:
+                # bytes an earlier part changed too, where the spans meet, by blocks (the
+                # waves of a grid rarely change the same bytes, but their spans often
+                # interleave: a grouped tile order)
+                hits = [h for e in earlier
+                        if (h := _meet(d, e)) is not None]
+                if hits:
+                    off = np.unique(np.concatenate(hits))          # in d's span
+                    rank = np.cumsum(d.mask())[off] - 1            # their places in d.data
+                    differ = seg[off] != d.data[rank]
                     if differ.any():
-                        off = d.lo + int(np.flatnonzero(again)[np.argmax(differ)])
-                        _write_conflict(results, r, d, buf, off,
-                                        int(d.data[again[m]][np.argmax(differ)]))
-            seg[m] = d.data
-            w |= m
+                        k = int(np.argmax(differ))
+                        _write_conflict(results, r, d, buf, d.lo + int(off[k]),
+                                        int(d.data[rank[k]]))
+            if not r.in_place:      # (the driver's own part, run_local: its bytes are there)
+                _apply(seg, d)
+            earlier.append(d)
     launch.steps = sum(r.steps for r in results)
     launch.printf = [line for r in results for line in r.printf]
     san = getattr(launch, "sanitizer", None)
     if san is not None:
         for r in results:
-            for f in r.findings:
-                san.findings.add(f)
+            if not r.in_place:                      # (the driver's part found into san)
+                for f in r.findings:
+                    san.findings.add(f)
     if failed is not None:
-        exc = failed.error.rebuild(failed.part.describe())
+        exc = failed.exception if failed.exception is not None else \
+            failed.error.rebuild(failed.part.describe())
         if san is not None:
             exc.findings = san.findings
         raise exc
+
+
+def _mask_range(d: BufferDiff, i: int, j: int) -> np.ndarray:
+    """d's changed-byte mask over [i, j) of its span."""
+    u = np.unpackbits(d.bits[i >> 3:(j + 7) >> 3]).view(bool)
+    return u[i & 7:(i & 7) + (j - i)]
+
+
+def _meet(d: BufferDiff, e: BufferDiff):
+    """Offsets in d's span of the bytes both d and e changed (None: none)."""
+    a, b = max(d.lo, e.lo), min(d.lo + d.span, e.lo + e.span)
+    hits = []
+    for s in range(a, b, _BLOCK):
+        t = min(b, s + _BLOCK)
+        both = _mask_range(d, s - d.lo, t - d.lo) & _mask_range(e, s - e.lo, t - e.lo)
+        if both.any():
+            hits.append(np.flatnonzero(both) + (s - d.lo))
+    return np.concatenate(hits) if hits else None
+
+
+def _apply(seg: np.ndarray, d: BufferDiff) -> None:
+    """seg[d.mask()] = d.data, by blocks of the span (temporaries in cache)."""
+    pos = 0
+    for s in range(0, d.span, _BLOCK):
+        e = min(d.span, s + _BLOCK)
+        m = np.unpackbits(d.bits[s >> 3:(e + 7) >> 3], count=e - s).view(bool)
+        k = int(np.count_nonzero(m))
+        seg[s:e][m] = d.data[pos:pos + k]
+        pos += k
 
 
 def _write_conflict(results, r, d, buf, off, value):
