@@ -511,6 +511,13 @@ class Wave:
                         self.launch.geometry.ctaid(int(self.ctas[int(self.cta_of[t])])))
         e.tid = tuple(int(self.sregs[f"%tid.{c}"][t]) for c in "xyz")
 
+    def dispose(self) -> None:
+        """The wave ran to its end: drop its state. Its compiled closures, sanitizer and
+        asynchronous proxy refer back to it, so without this its registers, shared and Tensor
+        Memory (~150 MB for a wave of 128 Triton CTAs) waited for a full cyclic collection
+        (0.1-0.3 s, and a process's resident size grew by that much per launch meanwhile)."""
+        self.__dict__.clear()
+
     def finish(self) -> None:
         # complete whatever the asynchronous proxy still holds (bulk stores, ...)
         while self.proxy.progress():
@@ -912,6 +919,7 @@ class Launch:
                     if self.sanitizer is not None and not hasattr(e, "findings"):
                         e.findings = self.sanitizer.findings
                     raise
+                wave.dispose()
                 done += ctas.size
                 if on_wave is not None:
                     on_wave(i, ctas.size)
