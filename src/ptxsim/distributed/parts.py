@@ -369,7 +369,7 @@ def _apply(seg: np.ndarray, d: BufferDiff) -> None:
     pos = 0
     for s in range(0, d.span, _BLOCK):
         e = min(d.span, s + _BLOCK)
-        m = np.unpackbits(d.bits[s >> 3:(e + 7) >> 3], count=e - s).view(bool)
+        m = _mask_range(d, s, e)
         k = int(np.count_nonzero(m))
         seg[s:e][m] = d.data[pos:pos + k]
         pos += k
