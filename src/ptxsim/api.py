@@ -183,12 +183,13 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
                             workers=workers, **options)
     options.pop("allow_order_dependent", None)      # no merge in one process
     options.pop("new_session", None)
+    options.pop("keep_workers", None)
     return _launch(module, kernel, grid, block, cluster, args, target, dynamic_shared, **options)
 
 
 _LAUNCH_OPTIONS = frozenset({"step_limit", "progress", "max_resident_ctas",
                              "sanitize", "trace", "trace_ctas", "schedule"})   # docs/sanitizer.md
-_DISTRIBUTED_OPTIONS = frozenset({"allow_order_dependent", "new_session"})
+_DISTRIBUTED_OPTIONS = frozenset({"allow_order_dependent", "new_session", "keep_workers"})
 
 
 def _refuse_invalid(module) -> None:

@@ -235,7 +235,107 @@ def test_a_worker_that_dies_is_a_worker_error(monkeypatch):
     monkeypatch.setattr(local, "run_part", die)
     with pytest.raises(WorkerError, match="exit code 3"):
         ptxsim.launch(SMALL, "same", 4, 32, args=[np.zeros(4, np.uint32)],
-                      max_resident_ctas=2, workers=2)
+                      max_resident_ctas=2, workers=2, keep_workers=False)
+
+
+def _vadd(workers=3, **kw):
+    rng = np.random.default_rng(5)
+    n = 1000
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    z = np.full(n + 8, -7, np.float32)
+    run = ptxsim.launch(BASIC, "vadd", 4, 256, args=[x, y, z, n], max_resident_ctas=1,
+                        workers=workers, **kw)
+    assert np.array_equal(z[:n], x + y) and (z[n:] == -7).all()
+    return run
+
+
+def test_kept_workers_serve_later_launches():
+    from ptxsim.distributed import close_pool, kept_pids
+    close_pool()
+    first = _vadd().distribution
+    second = _vadd().distribution
+    assert first.kept_workers and second.kept_workers
+    assert first.part_pids[0] == second.part_pids[0] == os.getpid()
+    assert second.part_pids[1:] == first.part_pids[1:]           # the same processes again
+    assert sorted(kept_pids()) == sorted(first.part_pids[1:])
+    forked = _vadd(keep_workers=False).distribution               # forked for one launch
+    assert not forked.kept_workers and not set(forked.part_pids[1:]) & set(kept_pids())
+    close_pool()
+    assert kept_pids() == []
+    third = _vadd().distribution                                   # new ones after close_pool
+    assert third.kept_workers and not set(third.part_pids[1:]) & set(first.part_pids[1:])
+
+
+def test_a_kept_worker_that_dies_is_a_worker_error_and_is_replaced(monkeypatch):
+    import signal
+
+    import ptxsim.distributed.local as local
+    from ptxsim.distributed import kept_pids
+    _vadd(workers=2)
+    victim = kept_pids()[0]
+    real = local.run_part
+
+    def kill_then_run(launch, part, *a, **k):      # the driver's part: the worker has its job
+        os.kill(victim, signal.SIGKILL)
+        return real(launch, part, *a, **k)
+    monkeypatch.setattr(local, "run_part", kill_then_run)
+    with pytest.raises(WorkerError, match=r"worker 1 \(wave.*kept worker, exit code -9"):
+        _vadd(workers=2)
+    monkeypatch.setattr(local, "run_part", real)
+    assert victim not in kept_pids()
+    again = _vadd(workers=2).distribution             # a new kept worker takes its place
+    assert again.kept_workers and victim not in again.part_pids
+
+
+def test_an_idle_kept_worker_that_ended_is_replaced_silently():
+    import signal
+
+    from ptxsim.distributed import kept_pids
+    _vadd(workers=2)
+    victim = kept_pids()[0]
+    os.kill(victim, signal.SIGKILL)
+    import time
+    for _ in range(100):                              # until the kernel has ended it
+        if victim not in kept_pids():
+            break
+        time.sleep(0.01)
+    run = _vadd(workers=2)
+    assert run.distribution.kept_workers and victim not in run.distribution.part_pids
+
+
+def test_a_launch_a_kept_worker_rebuilds_differently_runs_in_forked_workers(monkeypatch):
+    from ptxsim.distributed import pool
+    _vadd(workers=2)                                  # the kept worker exists before the patch
+    real = pool._layout
+    monkeypatch.setattr(pool, "_layout", lambda launch: real(launch) + [(0, 1)])
+    run = _vadd(workers=2)
+    assert not run.distribution.kept_workers          # refused by the worker: forked instead
+
+
+def test_parsed_modules_and_random_schedules_fork_their_workers():
+    from ptxsim.distributed import pool
+    assert not pool.usable({"ptx": parse_module(BASIC), "options": {}})
+    assert not pool.usable({"ptx": BASIC, "options": {"schedule": "random:1"}})
+    assert pool.usable({"ptx": BASIC, "options": {"schedule": None}})
+    run, *_ = cute_gemm(2)                            # a parsed Module
+    assert not run.distribution.kept_workers
+
+
+def test_a_forked_process_does_not_inherit_the_kept_workers():
+    from ptxsim.distributed import kept_pids
+    _vadd(workers=2)
+    assert kept_pids()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                      # the child: no kept workers of its own
+        try:
+            os.write(w, b"%d" % len(kept_pids()))
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    assert os.read(r, 16) == b"0"
+    os.close(r)
 
 
 def test_one_wave_runs_in_one_process():

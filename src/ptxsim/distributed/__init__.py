@@ -4,3 +4,4 @@ docs/distributed.md."""
 from ptxsim.distributed.launch import (Distribution, launch, resolve_workers,  # noqa: F401
                                        run_launch)
 from ptxsim.distributed.farm import FarmReport, Task, TaskResult, farm  # noqa: F401,E402
+from ptxsim.distributed.pool import close_pool, kept_pids  # noqa: F401,E402

@@ -34,6 +34,7 @@ class Distribution:
     returned_bytes: int = 0         # changed bytes the workers sent back
     part_pids: list[int] = field(default_factory=list)   # the process of each part (local:
     #                                 the first is the driver's own, local.run_local)
+    kept_workers: bool = False      # local: the other parts ran in kept workers (pool.py)
 
 
 def resolve_workers(workers):
@@ -61,7 +62,7 @@ def resolve_workers(workers):
 
 def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | None = None,
            dynamic_shared: int = 0, *, workers=None, allow_order_dependent: bool = False,
-           new_session: bool = True, **options):
+           new_session: bool = True, keep_workers: bool = True, **options):
     """`ptxsim.launch` over `workers` (see WORKERS_HELP). The grid's waves are cut into one
     contiguous run per worker; each worker runs its waves on its own copy of global memory and
     returns the bytes they changed; the merge writes them into the caller's arrays. Raises
@@ -69,12 +70,14 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
     to different values, or atomics on one address in two workers) unless
     `allow_order_dependent` (then the later wave's bytes win). Kernels that use
     clusterlaunchcontrol or read %clock / %globaltimer run in one worker (OneWorkerWarning).
-    `new_session`: local workers start their own session (see ptxsim.distributed.local)."""
+    `new_session`: local workers start their own session (see ptxsim.distributed.local).
+    `keep_workers`: local workers are kept for later launches (ptxsim.distributed.pool;
+    `ptxsim.distributed.close_pool()` ends them); False forks them for this launch only."""
     from ptxsim.machine.executor import Launch
     backend, n, address = resolve_workers(workers)
     known = set(inspect.signature(Launch.__init__).parameters) - {"self", "ptx", "kernel", "grid",
                                                                    "block", "cluster", "args"}
-    known |= {"workers", "allow_order_dependent", "new_session"}
+    known |= {"workers", "allow_order_dependent", "new_session", "keep_workers"}
     for k in options:
         if k not in known:
             raise OperandError(f"launch option '{k}' is not known to this ptxsim (known: "
@@ -82,20 +85,23 @@ def launch(ptx, kernel: str, grid, block, cluster=None, args=(), target: str | N
     run = Launch(ptx, kernel, grid, block, cluster, args, target=target,
                  dynamic_shared=dynamic_shared, **options)
     spec = None
-    if backend == "ray":
+    if backend in ("ray", "local"):
         spec = {"ptx": ptx, "kernel": kernel, "grid": grid, "block": block, "cluster": cluster,
                 "args": list(args), "options": {"target": target, "dynamic_shared": dynamic_shared,
                                                 **{k: v for k, v in options.items()
                                                    if k != "progress"}}}
     return run_launch(run, backend, n, address=address, spec=spec,
-                      allow_order_dependent=allow_order_dependent, new_session=new_session)
+                      allow_order_dependent=allow_order_dependent, new_session=new_session,
+                      keep_workers=keep_workers)
 
 
 def run_launch(run, backend: str = "local", n: int | None = None, *, address=None, spec=None,
-               allow_order_dependent: bool = False, new_session: bool = True):
+               allow_order_dependent: bool = False, new_session: bool = True,
+               keep_workers: bool = True):
     """Run a built, not yet run `machine.executor.Launch` over workers (a front door that builds
-    its own Launch calls this). `spec`: what a Ray task rebuilds the launch from (ptx, kernel,
-    grid, block, cluster, args, options)."""
+    its own Launch calls this). `spec`: what a Ray task or a kept local worker rebuilds the
+    launch from (ptx, kernel, grid, block, cluster, args, options); without it local workers are
+    forked for this launch."""
     waves = run.wave_plan()
     reason = serial_reason(run.program)
     if reason is None and getattr(getattr(run, "sanitizer", None), "tracer", None) is not None:
@@ -129,7 +135,8 @@ def run_launch(run, backend: str = "local", n: int | None = None, *, address=Non
                 done[0] += k
                 bar[1](done[0])
         if backend == "local":
-            results = run_local(run, parts, new_session=new_session, on_ctas=tick)
+            results = run_local(run, parts, new_session=new_session, on_ctas=tick, spec=spec,
+                                keep_workers=keep_workers)
         else:
             from ptxsim.distributed.ray_backend import run_ray
             results = run_ray(ray, spec, parts, on_ctas=tick)
@@ -142,7 +149,8 @@ def run_launch(run, backend: str = "local", n: int | None = None, *, address=Non
                         connect_s,
                         returned_bytes=sum(int(d.data.size + d.bits.size) for r in results
                                            if not r.in_place for d in r.diffs),
-                        part_pids=[r.pid for r in results])
+                        part_pids=[r.pid for r in results],
+                        kept_workers=any(r.kept for r in results))
     run.distribution = dist
     try:
         merge(run, results, allow_order_dependent=allow_order_dependent)

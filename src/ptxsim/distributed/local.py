@@ -1,7 +1,8 @@
-"""Worker processes on this machine (`workers=N`): forked from the driver after the launch is
-built, so each worker starts with the driver's parsed program and every global buffer shared
-copy-on-write (nothing is copied or sent to start a worker); each sends back only the bytes its
-part changed, over a pipe.
+"""Worker processes on this machine (`workers=N`). A launch that ptxsim.distributed.launch built
+goes to kept workers (pool.py: forked once, reused by later launches). Otherwise the workers are
+forked from the driver after the launch is built, so each starts with the driver's parsed
+program and every global buffer shared copy-on-write (nothing is copied or sent to start a
+worker); each sends back only the bytes its part changed, through a shared memory area.
 
 Each worker starts a new session (`os.setsid`) by default. On a Linux kernel with
 `sched_autogroup_enabled=1` (the default of most desktop and many server distributions) the
@@ -17,9 +18,8 @@ import os
 import threading
 from multiprocessing.connection import wait
 
-import numpy as np
-
-from ptxsim.distributed.parts import Part, PartResult, run_part
+from ptxsim.distributed import pool
+from ptxsim.distributed.parts import Part, PartResult, _from_area, _to_area, run_part
 from ptxsim.errors import UnsupportedFeature, WorkerError
 
 
@@ -37,40 +37,20 @@ def fork_context():
     return mp.get_context("fork")
 
 
-def _area_for(launch):
-    """A shared memory area (anonymous, MAP_SHARED: the driver sees what a forked worker
-    writes) for one worker's changed bytes: the size of every global buffer plus its packed
-    mask. Only the pages written take memory. None when the launch has no global memory."""
+def _out_bytes(launch) -> int:
+    """Room for one worker's changed bytes: the size of every global buffer plus its packed
+    mask (0: the launch has no global memory)."""
     bufs = list(getattr(getattr(launch, "gmem", None), "buffers", ()))
     total = sum(int(b.u8.size) for b in bufs)
-    if total == 0:
-        return None
-    return mmap.mmap(-1, total + total // 8 + 16 * len(bufs) + 4096)
+    return total + total // 8 + 16 * len(bufs) + 4096 if total else 0
 
 
-def _to_area(result: PartResult, area) -> None:
-    """Move the worker's diffs' bits and data into `area`, so the pipe carries only their
-    places (a 10 MB output over a pipe: pickled, copied through the 64 KB pipe buffer and
-    unpickled, ~0.03-0.05 s); what does not fit (a buffer mapped during the run) is pickled."""
-    off = 0
-    for d in result.diffs:
-        nb, nd = int(d.bits.size), int(d.data.size)
-        if off + nb + nd > len(area):
-            break
-        np.frombuffer(area, np.uint8, nb, off)[:] = d.bits
-        np.frombuffer(area, np.uint8, nd, off + nb)[:] = d.data
-        d.area = (off, nb, off + nb, nd)
-        d.bits = d.data = None
-        off += nb + nd
-
-
-def _from_area(result: PartResult, area) -> None:
-    for d in result.diffs:
-        if d.area is not None:
-            ob, nb, od, nd = d.area
-            d.bits = np.frombuffer(area, np.uint8, nb, ob)
-            d.data = np.frombuffer(area, np.uint8, nd, od)
-            d.area = None
+def _area_for(launch):
+    """A shared memory area (anonymous, MAP_SHARED: the driver sees what a forked worker
+    writes) for one worker's changed bytes. Only the pages written take memory. None when the
+    launch has no global memory."""
+    n = _out_bytes(launch)
+    return mmap.mmap(-1, n) if n else None
 
 
 def _child(launch, part: Part, conn, new_session: bool, threads: int | None = None,
@@ -93,17 +73,36 @@ def _child(launch, part: Part, conn, new_session: bool, threads: int | None = No
 
 
 def run_local(launch, parts: list[Part], *, new_session: bool = True,
-              on_ctas=None, in_driver: bool = True) -> list[PartResult]:
+              on_ctas=None, in_driver: bool = True, spec: dict | None = None,
+              keep_workers: bool = True) -> list[PartResult]:
     """Run the parts on this machine; `on_ctas(n)` as waves of n CTAs finish.
 
     The first part runs in the driver itself (`in_driver`), in place in the caller's buffers,
     after the processes of the others are forked (so they start from the bytes before the
     launch, copy-on-write): N parts cost N - 1 forks, and the first part's changed bytes need
     no trip through a pipe (on 2 cores, a 2-wave Triton GEMM: ~0.05-0.1 s of ~1.3 s).
-    in_driver=False forks every part."""
+    in_driver=False forks every part.
+
+    With `spec` (what the launch is rebuilt from: ptxsim.distributed.launch records it) and
+    `keep_workers`, the other parts go to kept workers (distributed/pool.py), forked once and
+    reused by later launches; a launch they cannot take forks its workers as above."""
     ctx = fork_context()
     from ptxsim.numerics import backend
     threads = max(1, backend.threads() // max(1, len(parts)))
+
+    def driver_part():
+        old = backend.set_threads(threads)
+        try:
+            return run_part(launch, parts[0], in_place=True,
+                            on_wave=None if on_ctas is None else (lambda i, n: on_ctas(n)))
+        finally:
+            backend.set_threads(old)
+    if keep_workers and in_driver and len(parts) > 1 and pool.usable(spec):
+        got = pool.run_kept(ctx, launch, spec, parts, new_session=new_session, threads=threads,
+                            need_out=_out_bytes(launch), on_ctas=on_ctas,
+                            run_driver_part=driver_part)
+        if got is not None:
+            return got
     procs, conns, areas = {}, {}, {}
     done: list = []                             # processes that sent their result
     forked = parts[1:] if in_driver else parts
@@ -118,13 +117,7 @@ def run_local(launch, parts: list[Part], *, new_session: bool = True,
             procs[part.index], conns[recv] = p, part
         results: dict[int, PartResult] = {}
         if in_driver:
-            old = backend.set_threads(threads)
-            try:
-                results[parts[0].index] = run_part(
-                    launch, parts[0], in_place=True,
-                    on_wave=None if on_ctas is None else (lambda i, n: on_ctas(n)))
-            finally:
-                backend.set_threads(old)
+            results[parts[0].index] = driver_part()
         while conns:
             for c in wait(list(conns)):
                 part = conns[c]
