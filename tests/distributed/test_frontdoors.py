@@ -62,6 +62,7 @@ def test_a_cute_dsl_kernel_over_two_workers_equals_one_process_and_torch():
     one, _ = _run(None, x)
     two, launch = _run(2, x)                     # 16 CTAs, 4 waves of 4
     assert launch.distribution.workers == 2 and launch.distribution.backend == "local"
+    assert not launch.distribution.kept_workers  # the CUDA model's memory: forked per launch
     assert torch.equal(two, one)
     # 3 * x + 0.25, fused or not: one rounding of the exact value (float64 holds it)
     assert torch.equal(two, (3.0 * x.double() + 0.25).float())

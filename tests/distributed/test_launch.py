@@ -475,3 +475,37 @@ def test_merge_of_overlapping_and_disjoint_parts(monkeypatch, block):
         else:
             with pytest.raises(MergeConflict):
                 parts.merge(launch, res)
+
+
+def test_inputs_that_do_not_fit_a_kept_workers_area_fork_their_workers(monkeypatch):
+    from ptxsim.distributed import close_pool, pool
+    close_pool()
+    monkeypatch.setattr(pool, "_area_bytes", lambda: 4096)     # smaller than vadd's 12 KB
+    try:
+        run = _vadd(workers=2)
+        assert not run.distribution.kept_workers
+    finally:
+        close_pool()                                  # no small-area worker for later tests
+    monkeypatch.undo()
+    assert _vadd(workers=2).distribution.kept_workers
+
+
+def test_a_kept_worker_runs_with_the_drivers_numerics_backend(monkeypatch):
+    import importlib
+
+    from ptxsim.numerics import backend
+    if len(backend.available()) < 2:
+        pytest.skip("only the numpy backend is built here")
+    dlaunch = importlib.import_module("ptxsim.distributed.launch")
+    got = {}
+    real = dlaunch.run_local
+
+    def spy(*a, **k):
+        got["results"] = real(*a, **k)
+        return got["results"]
+    monkeypatch.setattr(dlaunch, "run_local", spy)
+    for name in backend.available():
+        with backend.use(name):
+            run, *_ = triton_gemm(2)
+        assert run.distribution.kept_workers
+        assert [r.numerics for r in got["results"]] == [name, name]

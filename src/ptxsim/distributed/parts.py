@@ -235,6 +235,7 @@ class PartResult:
     exception: BaseException | None = field(default=None, repr=False)   # (in place only)
     before: dict | None = field(default=None, repr=False)   # in place: base -> bytes before
     kept: bool = False          # ran in a kept worker (distributed/pool.py)
+    numerics: str = ""          # the numerics backend it ran with (ptxsim.numerics.backend)
 
     def undo(self, gmem) -> None:
         """An in-place part: put back the bytes its buffers had before it ran."""
@@ -269,10 +270,11 @@ def run_part(launch, part: Part, on_wave=None, in_place: bool = False) -> PartRe
                                          for a, size in log], axis=None))
                if log else np.zeros(0, np.uint64))
     c3 = time.process_time()
+    from ptxsim.numerics import backend
     return PartResult(part, diffs, atomics, launch.steps, list(launch.printf), error,
                       list(launch.findings), t2 - t1, c2 - c1, (c1 - c0) + (c3 - c2),
                       socket.gethostname(), os.getpid(), in_place, exception,
-                      snap.before if in_place else None)
+                      snap.before if in_place else None, numerics=backend.active())
 
 
 def _to_area(result: PartResult, area, start: int = 0) -> None:

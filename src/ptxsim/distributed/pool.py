@@ -147,8 +147,15 @@ _POOL = _Pool()
 
 def _forget_in_child() -> None:
     """A forked process (a worker of any kind, a farm task) starts with no kept workers: the
-    driver's are the driver's."""
+    driver's are the driver's. Its copies of their pipes are closed, so that a kept worker
+    still sees its pipe close when the driver ends."""
     global _POOL
+    for have in _POOL.workers.values():
+        for w in have:
+            try:
+                w.conn.close()
+            except OSError:
+                pass
     _POOL = _Pool()
 
 
@@ -256,7 +263,10 @@ def run_kept(ctx, launch, spec: dict, parts: list[Part], *, new_session: bool, t
         except Exception:               # noqa: BLE001 - an argument that does not pickle
             return None
         layout = _layout(launch)
-        workers = _POOL.take(ctx, len(parts) - 1, new_session)
+        try:
+            workers = _POOL.take(ctx, len(parts) - 1, new_session)
+        except (OSError, ValueError):   # no room for an area (strict overcommit): forked
+            return None
         jobs = {}
         for w, part in zip(workers, parts[1:]):
             got = w.put(buffers, need_out)
