@@ -266,25 +266,82 @@ def test_kept_workers_serve_later_launches():
     assert third.kept_workers and not set(third.part_pids[1:]) & set(first.part_pids[1:])
 
 
+SPIN = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry spin(.param .u64 out, .param .u32 n)
+{
+ .reg .pred %p;
+ .reg .b32 %r<4>;
+ .reg .b64 %rd<4>;
+ ld.param.u64 %rd1, [out];
+ ld.param.u32 %r1, [n];
+ mov.u32 %r2, 0;
+LOOP:
+ add.u32 %r2, %r2, 1;
+ setp.lt.u32 %p, %r2, %r1;
+ @%p bra LOOP;
+ mov.u32 %r3, %ctaid.x;
+ mul.wide.u32 %rd2, %r3, 4;
+ add.u64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r2;
+ ret;
+}
+"""
+
+
+def _spin(n=20000, **kw):
+    """2 CTAs of one warp, one wave each, counting to n (~0.2-0.5 s a part)."""
+    out = np.zeros(2, np.uint32)
+    run = ptxsim.launch(SPIN, "spin", 2, 32, args=[out, n], max_resident_ctas=1, workers=2,
+                        **kw)
+    assert out.tolist() == [n, n]
+    return run
+
+
 def test_a_kept_worker_that_dies_is_a_worker_error_and_is_replaced(monkeypatch):
     import signal
 
     import ptxsim.distributed.local as local
     from ptxsim.distributed import kept_pids
-    _vadd(workers=2)
+    _spin(10)
     victim = kept_pids()[0]
     real = local.run_part
 
-    def kill_then_run(launch, part, *a, **k):      # the driver's part: the worker has its job
+    def kill_then_run(launch, part, *a, **k):
+        # the driver's part starts once the worker has its job and is counting (0.2-0.5 s)
         os.kill(victim, signal.SIGKILL)
         return real(launch, part, *a, **k)
     monkeypatch.setattr(local, "run_part", kill_then_run)
-    with pytest.raises(WorkerError, match=r"worker 1 \(wave.*kept worker, exit code -9"):
-        _vadd(workers=2)
+    with pytest.raises(WorkerError, match=r"worker 1 \(wave 1.*kept worker, exit code -9"):
+        _spin()
     monkeypatch.setattr(local, "run_part", real)
     assert victim not in kept_pids()
-    again = _vadd(workers=2).distribution             # a new kept worker takes its place
+    again = _spin(10).distribution                    # a new kept worker takes its place
     assert again.kept_workers and victim not in again.part_pids
+
+
+def test_a_kept_worker_that_ends_before_its_job_sends_the_launch_to_forked_workers(monkeypatch):
+    import signal
+    import time
+
+    from ptxsim.distributed import kept_pids, pool
+    _spin(10)
+    victim = kept_pids()[0]
+    real = pool._POOL.take
+
+    def take_then_kill(*a, **k):                      # taken alive, dead when the job is sent
+        got = real(*a, **k)
+        os.kill(victim, signal.SIGKILL)
+        stat = Path(f"/proc/{victim}/stat")
+        while stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            time.sleep(0.005)                         # until it has ended (a zombie)
+        return got
+    monkeypatch.setattr(pool._POOL, "take", take_then_kill)
+    run = _spin(10)
+    assert not run.distribution.kept_workers and victim not in run.distribution.part_pids
+    monkeypatch.undo()
+    assert victim not in kept_pids() and _spin(10).distribution.kept_workers
 
 
 def test_an_idle_kept_worker_that_ended_is_replaced_silently():

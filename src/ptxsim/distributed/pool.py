@@ -275,20 +275,29 @@ def run_kept(ctx, launch, spec: dict, parts: list[Part], *, new_session: bool, t
             jobs[w] = Job(payload, got[0], got[1], layout, part, backend.active(), threads)
         busy: dict = {}                 # conn -> (worker, part)
         try:
-            for w, job in jobs.items():
-                w.conn.send(("run", job))
-                busy[w.conn] = (w, job.part)
-            # every worker rebuilt the launch the driver's way before anything runs
-            waiting = dict(busy)
             refused = False
+            for w, job in jobs.items():
+                try:
+                    w.conn.send(("run", job))
+                except OSError:         # it ended while idle: this launch forks its workers
+                    _POOL.drop(w)
+                    refused = True
+                    continue
+                busy[w.conn] = (w, job.part)
+            # every worker rebuilt the launch the driver's way before anything runs; one that
+            # could not (or ended meanwhile) sends this launch to forked workers instead
+            waiting = dict(busy)
             while waiting:
                 for c in wait(list(waiting)):
                     w, part = waiting.pop(c)
-                    kind, payload_ = _recv(w, part)
+                    try:
+                        kind, payload_ = c.recv()
+                    except (EOFError, OSError):
+                        kind = "ended"
                     if kind != "ready":
                         busy.pop(c)
                         refused = True
-                        if kind == "failed":            # a worker could not rebuild it
+                        if kind != "mismatch":
                             _POOL.drop(w)
             if refused:
                 for c, (w, part) in busy.items():       # the others: taken back
