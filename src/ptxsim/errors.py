@@ -10,6 +10,32 @@ class PtxsimError(Exception):
     """Base class of every error ptxsim raises on purpose."""
 
 
+# The instruction whose semantics run now: set by the executor for each step (and by the
+# asynchronous proxy while an operation completes, to the text of the instruction that issued
+# it), None outside a launch. The lower layers (isa, numerics) know no PTX line; a warning they
+# give during a launch is prefixed by "line N: <instruction>" (LocatedWarning).
+CURRENT: list = [None]
+
+
+def current_location() -> str | None:
+    w = CURRENT[0]
+    if w is None:
+        return None
+    return w if isinstance(w, str) else f"line {w.loc.line}: {w}"
+
+
+class LocatedWarning(UserWarning):
+    """A warning that names the PTX line of the instruction being run when it was made (see
+    CURRENT), unless its text starts with a line already."""
+
+    def __init__(self, *args):
+        if args and isinstance(args[0], str) and not args[0].startswith("line "):
+            here = current_location()
+            if here:
+                args = (f"{here}: {args[0]}",) + tuple(args[1:])
+        super().__init__(*args)
+
+
 class InputError(PtxsimError, ValueError):
     """A file, command-line argument or API argument ptxsim cannot use: it names the argument
     and says what was expected."""
@@ -144,7 +170,7 @@ class BreakpointTrap(TrapExecuted):
     (H200: both compile to BPT.TRAP and end in 'unspecified launch failure'; docs/misc.md)."""
 
 
-class SetmaxnregIgnored(PtxsimError, UserWarning):
+class SetmaxnregIgnored(PtxsimError, LocatedWarning):
     """setmaxnreg in a kernel whose register count at entry is unknown: it has no effect
     (9.7.19.5; ptxas 13.0 drops it with info C7508 / C7504)."""
 
@@ -226,7 +252,7 @@ class MmaTypeError(OperandError):
     """An (arch, kind, element type, scale type, block size) combination no MMA instruction has."""
 
 
-class LayoutAssumptionWarning(LayoutError, UserWarning):
+class LayoutAssumptionWarning(LayoutError, LocatedWarning):
     """A Tensor Memory placement ptxsim computes from a plausible rule that no source confirms for
     this shape (docs/tmem.md, 'Deviations'); raised as a warning so the result is never silent.
     Turn it into an error with warnings.simplefilter('error', LayoutAssumptionWarning)."""
@@ -237,7 +263,7 @@ class TargetError(PtxValidationError, OperandError):
     list an operation accepts (ptxsim.isa.targets)."""
 
 
-class VideoOperandIgnored(PtxsimError, UserWarning):
+class VideoOperandIgnored(PtxsimError, LocatedWarning):
     """A scalar video instruction has a third source operand c but neither .op2 nor a d.dsel
     merge: ptxas accepts it and the hardware ignores c (H200-measured, docs/video.md)."""
 
@@ -248,7 +274,7 @@ class FloatEnvironmentError(PtxsimError, RuntimeError):
     does that when it is loaded), so subnormal results would silently become zero."""
 
 
-class UnlistedFormWarning(PtxsimError, UserWarning):
+class UnlistedFormWarning(PtxsimError, LocatedWarning):
     """ptxas accepts the form but the PTX ISA does not list it, and the H200 binary ptxas makes
     of it computes something else than the spec's operation (e.g. fma.rz.bf16: the ISA lists
     only .rn; measured results follow neither bf16 rounding); ptxsim's number is the spec's
@@ -270,7 +296,7 @@ class PoisonValueError(UndefinedBehavior):
         super().__init__(why)
 
 
-class SpecDeviationWarning(PtxsimError, UserWarning):
+class SpecDeviationWarning(PtxsimError, LocatedWarning):
     """Production code relies on hardware behaviour the PTX ISA text forbids (DeepGEMM's
     tcgen05.ld lane field 0 from every epilogue warp, ThunderKittens' generic address to
     tcgen05.alloc.shared::cta, ...). ptxsim runs it as the hardware does and warns, naming the

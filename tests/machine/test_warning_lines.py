@@ -1,8 +1,14 @@
-"""A kernel whose tcgen05.mma.sp meets CUTLASS's metadata for a chunk of zeros (0b0000: both
-indices 0, a value 9.7.16.10.8.2 does not list; isa/sparsity.check_metadata) runs with a
-SpecDeviationWarning that names the PTX line of the instruction, like every other finding of a
-launch. The kernel is the bundled demo's nvcc-compiled sparse_f16_gemm (one CTA, 128 x 64 x 64,
-two tcgen05.mma.sp of K = 32)."""
+"""Warnings the lower layers give during a launch (isa, numerics: they know no PTX line) name the
+line and text of the instruction being run (errors.CURRENT, set by the executor per step and by
+the asynchronous proxy while an operation completes).
+
+- A kernel whose tcgen05.mma.sp meets CUTLASS's metadata for a chunk of zeros (0b0000: both
+  indices 0, a value 9.7.16.10.8.2 does not list; isa/sparsity.check_metadata) runs with a
+  SpecDeviationWarning naming the MMA's line: it is given when the MMA completes, asynchronously.
+  The kernel is the bundled demo's nvcc-compiled sparse_f16_gemm (one CTA, 128 x 64 x 64, two
+  tcgen05.mma.sp of K = 32).
+- fma.rz.bf16 (an unlisted rounding, isa/floating.py) warns with its line at the step itself.
+- Outside a launch the same warning names no line."""
 import re
 import warnings
 
@@ -64,3 +70,37 @@ def test_the_zero_chunk_warning_names_the_line_of_the_mma():
     assert "metadata value 0b0000 is undefined (9.7.16.10.8)" in msgs[0]
     # both stored values are zero: the chunk adds nothing, whatever index it names
     assert np.array_equal(got.view(np.uint32), legal.view(np.uint32))
+
+
+FMA_RZ = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+ .reg .b16 %h<4>;
+ .reg .b64 %rd<3>;
+ ld.param.u64 %rd1, [p];
+ ld.global.b16 %h1, [%rd1];
+ fma.rz.bf16 %h2, %h1, %h1, %h1;
+ st.global.b16 [%rd1], %h2;
+ ret;
+}
+"""
+
+
+def test_an_unlisted_rounding_warns_with_its_line_and_none_outside_a_launch():
+    from ptxsim.errors import UnlistedFormWarning
+    from ptxsim.isa import floating
+    x = np.array([0x3F08], np.uint16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        launch(FMA_RZ, "k", 1, 32, args=[x])
+    msgs = [str(w.message) for w in caught if issubclass(w.category, UnlistedFormWarning)]
+    line = 1 + FMA_RZ.splitlines().index(" fma.rz.bf16 %h2, %h1, %h1, %h1;")
+    assert msgs and msgs[0].startswith(f"line {line}: fma.rz.bf16 %h2, %h1, %h1, %h1;: "), msgs
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v = np.array([0x3F08], np.uint16)
+        floating.fma(v, v, v, type="bf16", rnd="rz")
+    msgs = [str(w.message) for w in caught if issubclass(w.category, UnlistedFormWarning)]
+    assert msgs and msgs[0].startswith("fma.rz.bf16: "), msgs

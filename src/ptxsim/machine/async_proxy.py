@@ -32,7 +32,7 @@ from typing import Callable
 
 import numpy as np
 
-from ptxsim.errors import AsyncProxyError, OperandError, PtxsimError
+from ptxsim.errors import CURRENT, AsyncProxyError, OperandError, PtxsimError
 
 # operation kinds and the completion mechanism each uses
 TCGEN05_MBARRIER_TRACKED = ("mma", "cp", "shift")      # 9.7.16.6.2.1.1
@@ -197,6 +197,9 @@ class AsyncProxy:
         # a completed operation keeps no closure (its data may be large; _by_issuer may hold
         # the operation a while longer)
         op.perform = op.signal = None
+        before = CURRENT[0]
+        if op.what.startswith("line "):   # a warning given while it completes names its line
+            CURRENT[0] = op.what
         try:
             if perform is not None:
                 perform()
@@ -209,6 +212,8 @@ class AsyncProxy:
                 e.ptx_line = int(op.what[5:].split(":", 1)[0]) \
                     if op.what[5:].split(":", 1)[0].isdigit() else None
             raise
+        finally:
+            CURRENT[0] = before
 
     def _sweep(self) -> None:
         while self.queue and self.queue[0].done:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.errors import (AsyncProxyError, DeadlockError, OperandError, PtxsimError,
+from ptxsim.errors import (CURRENT, AsyncProxyError, DeadlockError, OperandError, PtxsimError,
                            PtxValidationError, UndefinedBehavior, UnsupportedFeature)
 from ptxsim.machine.async_proxy import AsyncProxy
 from ptxsim.machine.grid import WARP_SIZE, LaunchGeometry
@@ -469,10 +469,12 @@ class Wave:
             if p >= n_inst:
                 self.exit_threads(idx)
                 continue
+            inst_p = self.program.instructions[p]
+            CURRENT[0] = inst_p              # warnings of the lower layers name its line
             fn = self.compiled.get(p)
             if fn is None:
                 fn = self.compiled[p] = self.compile(p)
-            guard.tick(-(-idx.size // WARP_SIZE), self.program.instructions[p].loc.line)
+            guard.tick(-(-idx.size // WARP_SIZE), inst_p.loc.line)
             self.launch.steps += 1
             try:
                 fn(idx)
@@ -926,6 +928,7 @@ class Launch:
                 if bar:
                     bar[1](done, self.steps)
         finally:
+            CURRENT[0] = None
             if frozen:
                 gc.unfreeze()
             if bar:

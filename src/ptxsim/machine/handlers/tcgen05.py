@@ -11,11 +11,9 @@ tcgen05.wait::ld / ::st, which is allowed: the wait only bounds completion).
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ptxsim.errors import (PtxsimError, SpecDeviationWarning, TmemAllocBlocked, TmemLeakError,
+from ptxsim.errors import (PtxsimError, TmemAllocBlocked, TmemLeakError,
                            UndefinedBehavior)
 from ptxsim.isa import tmem, tmem_cp, tmem_ldst
 from ptxsim.isa.cta import CtaPairState, CtaState
@@ -399,23 +397,6 @@ def _rounds(keys: np.ndarray) -> list:
     return [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1)]
 
 
-def _located_warnings(fn, text: str):
-    """`fn` with the SpecDeviationWarnings the isa layer gives (which knows no PTX line: the
-    sparse metadata a CUTLASS compressor writes for a chunk of zeros, isa.sparsity) raised
-    again from here, prefixed by the instruction's line and text."""
-    def located(*a, **k):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SpecDeviationWarning)
-            out = fn(*a, **k)
-        for w in caught:
-            if issubclass(w.category, SpecDeviationWarning):
-                warnings.warn(SpecDeviationWarning(f"{text}: {w.message}"), stacklevel=2)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return out
-    return located
-
-
 def _mma(wave, inst):
     """tcgen05.mma issued by the threads of one step: one asynchronous operation for all of
     them. At completion each round of independent instructions (distinct CTAs or pairs) runs as
@@ -450,8 +431,6 @@ def _mma(wave, inst):
                 target, ptx):
             finish()
 
-    if ".sp" in inst.qualifiers:
-        perform_round = _located_warnings(perform_round, text)
     san = _san(wave)
 
     def run(idx):
