@@ -566,3 +566,42 @@ def test_a_kept_worker_runs_with_the_drivers_numerics_backend(monkeypatch):
             run, *_ = triton_gemm(2)
         assert run.distribution.kept_workers
         assert [r.numerics for r in got["results"]] == [name, name]
+
+
+UNINIT = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry late_uninit(.param .u64 out)
+{
+ .shared .align 4 .b8 buf[128];
+ .reg .pred %p;
+ .reg .b32 %r<3>;
+ .reg .b64 %rd<4>;
+ ld.param.u64 %rd1, [out];
+ mov.u32 %r1, %ctaid.x;
+ mov.u32 %r2, 0;
+ setp.ge.u32 %p, %r1, 2;
+ @%p ld.shared.u32 %r2, [buf];
+ mul.wide.u32 %rd2, %r1, 4;
+ add.u64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r2;
+ ret;
+}
+"""
+
+
+def test_a_finding_in_a_kept_workers_part_comes_back_as_one_process_reports_it():
+    # CTAs 2 and 3 (the second part, a kept worker's) read shared memory no one wrote
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = ptxsim.launch(UNINIT, "late_uninit", 4, 32, args=[np.zeros(4, np.uint32)],
+                            max_resident_ctas=1)
+        two = ptxsim.launch(UNINIT, "late_uninit", 4, 32, args=[np.zeros(4, np.uint32)],
+                            max_resident_ctas=1, workers=2)
+    assert two.distribution.kept_workers
+    assert [f.kind for f in one.findings] == ["uninit-shared"]
+    assert [str(f) for f in two.findings] == [str(f) for f in one.findings]
+    line = 1 + UNINIT.splitlines().index(" @%p ld.shared.u32 %r2, [buf];")
+    f = two.findings[0]
+    assert f.line == line and f.cta == (2, 0, 0) and f.count == 64    # CTAs 2 and 3, 32 lanes
