@@ -605,3 +605,49 @@ def test_a_finding_in_a_kept_workers_part_comes_back_as_one_process_reports_it()
     line = 1 + UNINIT.splitlines().index(" @%p ld.shared.u32 %r2, [buf];")
     f = two.findings[0]
     assert f.line == line and f.cta == (2, 0, 0) and f.count == 64    # CTAs 2 and 3, 32 lanes
+
+
+@pytest.mark.parametrize("ending", ["returns", "os._exit"])
+def test_kept_workers_end_with_the_driver(tmp_path, ending):
+    # a driver that returns normally (atexit) or ends abruptly (its pipes close) leaves no
+    # kept worker behind
+    import subprocess
+    import sys
+    import time
+    (tmp_path / "small.ptx").write_text(SMALL)
+    pids_file = tmp_path / "pids"
+    script = tmp_path / "driver.py"
+    script.write_text(f"""
+import os, numpy as np, ptxsim
+from ptxsim.distributed import kept_pids
+out = np.zeros(4 * 64, np.uint32)
+ptxsim.launch(open({str(tmp_path / 'small.ptx')!r}).read(), "fault", 4, 32, args=[out],
+              max_resident_ctas=1, workers=3)
+open({str(pids_file)!r}, "w").write(" ".join(map(str, kept_pids())))
+{"os._exit(0)" if ending == "os._exit" else ""}
+""")
+    # no pipes to the driver: a worker left behind would hold them open, not end the test
+    with open(tmp_path / "err", "w") as err:
+        got = subprocess.run([sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                             stderr=err, timeout=120)
+    assert got.returncode == 0, (tmp_path / "err").read_text()
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert len(pids) == 2
+
+    def alive():
+        out = []
+        for p in pids:
+            try:
+                state = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != "Z":
+                out.append(p)
+        return out
+    deadline = time.time() + 10
+    while alive() and time.time() < deadline:
+        time.sleep(0.05)
+    left = alive()
+    for p in left:
+        os.kill(p, 9)
+    assert not left, f"kept workers {left} outlived their driver"
