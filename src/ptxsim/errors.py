@@ -211,6 +211,12 @@ class TensorMapError(OperandError):
         super().__init__(f"tensor map: {field} = {value!r}: {why}")
 
 
+class TensorCopyError(UndefinedBehavior):
+    """A tensor copy the PTX ISA's restrictions do not allow for its tensor map (9.7.9.25.5.1,
+    e.g. a packed sub-byte type in a direction, box, coordinate or swizzle it does not support);
+    the message names the rule."""
+
+
 class MbarrierError(UndefinedBehavior):
     """Misuse of an mbarrier object that the PTX ISA leaves undefined (9.7.13.15)."""
 

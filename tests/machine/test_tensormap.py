@@ -10,7 +10,9 @@ documented semantics (cuda.h 13.0, cuTensorMapEncodeTiled), written out here ele
   than the span are padded);
 * swizzle, from cuda.h's own example over int4 chunks of 128-byte rows:
   128B: smem[y][x] <-> smem[y][(y % 8) ^ x];  64B: (y % 4) ^ x;  32B: (y % 2) ^ x;
-  128B_ATOM_32B ("swizzle 32B chunks within 128B span"): 32-byte chunk x of row y at (y % 4) ^ x.
+  128B_ATOM_32B ("swizzle 32B chunks within 128B span"): 32-byte chunk x of row y at (y % 4) ^ x;
+  128B_ATOM_64B (PTX ISA 5.5.7, the 64-byte atomicity table "0 1 2 3 | 4 5 6 7 / 4 5 6 7 |
+  0 1 2 3, pattern repeats"): 64-byte chunk x of row y at (y % 2) ^ x.
 """
 import itertools
 import math
@@ -32,9 +34,10 @@ def swizzled(addr: int, mode: str) -> int:
     y, within = addr // 128, addr % 128
     if mode == "none":
         return addr
-    if mode == "128B_atom_32B":
-        x, b = within // 32, within % 32
-        return y * 128 + ((y % 4) ^ x) * 32 + b
+    if mode in ("128B_atom_32B", "128B_atom_64B"):
+        atom = 32 if mode == "128B_atom_32B" else 64
+        x, b = within // atom, within % atom
+        return y * 128 + ((y % (128 // atom)) ^ x) * atom + b
     rows = {"128B": 8, "64B": 4, "32B": 2}[mode]
     x, b = within // 16, within % 16
     return y * 128 + ((y % rows) ^ x) * 16 + b
@@ -60,7 +63,7 @@ def reference_load(A, tm, coords, smem_size, dst, fill):
 
 
 @pytest.mark.parametrize("swizzle, inner", [("none", 32), ("32B", 16), ("64B", 32), ("128B", 64),
-                                            ("128B_atom_32B", 64)])
+                                            ("128B_atom_32B", 64), ("128B_atom_64B", 64)])
 def test_2d_tile_load_with_swizzle_and_oob(swizzle, inner):
     g = GlobalMemory()
     A = np.arange(40 * 72, dtype=np.uint16).reshape(40, 72)     # 40 rows x 72 columns
@@ -224,7 +227,7 @@ def test_unsupported_modes_are_named():
     g = GlobalMemory()
     A = np.zeros((8, 64), np.uint16)
     smem = np.zeros(4096, np.uint8)
-    tm = TensorMap.for_array(A, (64, 8), swizzle="128B_atom_64B").bind(g)
+    tm = TensorMap.for_array(A, (64, 8), swizzle="128B_atom_32B_flip_8B").bind(g)
     with pytest.raises(UnsupportedFeature):
         tma_load_tile(tm, (0, 0), g, smem, 1024)
     tm = TensorMap.for_array(A, (64, 8)).bind(g)

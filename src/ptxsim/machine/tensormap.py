@@ -30,7 +30,8 @@ from dataclasses import dataclass, replace as _dc_replace
 import numpy as np
 
 from ptxsim.errors import (IllegalInstructionError, MemoryAccessError, OperandError,
-                           TensorMapError, UndefinedBehavior, UnsupportedFeature)
+                           TensorCopyError, TensorMapError, UndefinedBehavior,
+                           UnsupportedFeature)
 from ptxsim.isa.smem_layout import swizzle_address
 from ptxsim.machine import tensormap_bytes
 from ptxsim.machine.memory import GlobalMemory
@@ -42,10 +43,29 @@ DATA_TYPES: dict[str, tuple[int, int, bool]] = {
     "float16": (6, 2, True), "float32": (7, 4, True), "float64": (8, 8, True),
     "bfloat16": (9, 2, True), "float32_ftz": (10, 4, True), "tfloat32": (11, 4, True),
     "tfloat32_ftz": (12, 4, True),
-    # packed sub-byte types: 16 x U4 / U6 per 8 or 16 bytes (not modelled yet, see docs)
+    # packed sub-byte types: 16 x U4 / U6 per 8 or 16 bytes (PACKED below)
     "16u4_align8b": (13, 0, False), "16u4_align16b": (14, 0, False),
     "16u6_align16b": (15, 0, False),
 }
+# The packed sub-byte types (PTX ISA 5.5.1.1.1 "Padding and alignment of the sub-byte types";
+# cuda.h CUtensorMapDataType): name -> (bits of one element, shared-memory bytes of 16 elements).
+# In global memory the elements are packed contiguously, element j of a 16-element group at bits
+# [bits*j, bits*(j+1)) of its 8 / 12 bytes (little endian). A load (.b4x16 / .b4x16_p64 /
+# .b6x16_p32) copies each group's bytes to shared memory as they are, .b4x16 without padding,
+# .b4x16_p64 / .b6x16_p32 followed by 8 / 4 bytes of padding ("un-initialized": ptxsim writes
+# zeros there). A store through a 16U6_ALIGN16B map is .b6p2x16 (the same map code, 5.5.1.1.1):
+# 16 shared-memory bytes, each holding one element in its low 6 bits, packed into 12. A store
+# through a 16U4_ALIGN16B map does not exist (9.7.9.25.5.1, restriction 2; cuda.h "Load only").
+PACKED: dict[str, tuple[int, int]] = {
+    "16u4_align8b": (4, 8), "16u4_align16b": (4, 16), "16u6_align16b": (6, 16)}
+PTX_TYPE = {"16u4_align8b": ".b4x16", "16u4_align16b": ".b4x16_p64",
+            "16u6_align16b": ".b6x16_p32"}
+_PADDED = ("16u4_align16b", "16u6_align16b")
+# cuda.h (cuTensorMapEncodeTiled / Im2col): "When the tensorDataType is 16U6_ALIGN16B, only the
+# following swizzle modes are supported: NONE, 128B, 128B_ATOM_32B (Load & Store), 128B_ATOM_64B
+# (Store only)"; 16U4_ALIGN16B: "NONE, 128B, 128B_ATOM_32B (Load only)"
+ENCODE_SWIZZLES = {"16u6_align16b": ("none", "128B", "128B_atom_32B", "128B_atom_64B"),
+                   "16u4_align16b": ("none", "128B", "128B_atom_32B")}
 INTERLEAVES = {"none": 0, "16B": 1, "32B": 2}
 SWIZZLES = {"none": 0, "32B": 1, "64B": 2, "128B": 3, "128B_atom_32B": 4,
             "128B_atom_32B_flip_8B": 5, "128B_atom_64B": 6}
@@ -55,6 +75,18 @@ SWIZZLE_SPAN = {"none": None, "32B": 32, "64B": 64, "128B": 128, "128B_atom_32B"
 # as the tcgen05 smem descriptors: CuTe Swizzle<3,4,3>, <2,4,3>, <1,4,3>, <2,5,2>)
 _SMEM_SWIZZLE = {"none": "none", "32B": "32B", "64B": "64B", "128B": "128B",
                  "128B_atom_32B": "128B_base32B"}
+# the modes TMA copies model: those above and the 128B swizzle with 64-byte atomicity, PTX ISA
+# 5.5.7 ("the 64-byte of data is kept intact": 64-byte chunk x of 128-byte line y at x ^ (y % 2),
+# i.e. address bit 7 XORed into bit 6; CuTe Swizzle<1,6,1>). 128B_ATOM_32B_FLIP_8B is not modelled.
+_TMA_SWIZZLES = tuple(_SMEM_SWIZZLE) + ("128B_atom_64B",)
+
+
+def tma_swizzle(addr, swizzle: str):
+    """The shared-memory byte address a TMA copy with `swizzle` uses for box byte `addr` (absolute
+    addresses, numpy or int)."""
+    if swizzle == "128B_atom_64B":
+        return addr ^ (((addr >> 7) & 1) << 6)
+    return swizzle_address(addr, _SMEM_SWIZZLE[swizzle])
 L2_PROMOTIONS = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
 OOB_FILLS = {"none": 0, "nan_request_zero_fma": 1}
 # NaN OOB fill: the driver says only "a special NaN constant". Measured on an H200 (sm_90a):
@@ -288,6 +320,9 @@ class TensorMap:
                                  f"{MAX_BOX_BYTES} the driver allows")
         if self.dtype == "16u6_align16b" and self.interleave != "none":
             raise TensorMapError("interleave", self.interleave, "16U6_ALIGN16B needs NONE")
+        if self.swizzle not in ENCODE_SWIZZLES.get(self.dtype, (self.swizzle,)):
+            raise TensorMapError("swizzle", self.swizzle, f"{self.dtype.upper()} supports only "
+                                 f"{', '.join(ENCODE_SWIZZLES[self.dtype])} (cuda.h)")
         # "FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA can only be used when tensorDataType represents
         #  a floating-point data type"
         if self.oob_fill != "none" and not is_float:
@@ -352,8 +387,19 @@ class TensorMap:
         return tuple(es)
 
     @property
+    def element_bits(self) -> int:
+        """Bits of one element in global memory (4 or 6 for the packed types)."""
+        p = PACKED.get(self.dtype)
+        return p[0] if p else 8 * self.element_bytes
+
+    @property
     def box_bytes(self) -> int:
-        return math.prod(self.box_elements) * self.element_bytes
+        """The bytes of the box in global memory, which a load's complete-tx counts (PTX ISA
+        9.7.9.25.5.2: "the amount of data copied in bytes"); for the packed types the packed
+        bytes, without the shared-memory padding (the count Triton's and CuTe DSL's expect-tx
+        of 16U4_ALIGN16B / 16U6_ALIGN16B boxes use: block_scaled_matmul's 34,304 bytes, CuTe's
+        size_in_bytes(Float4E2M1FN / Float6E2M3FN, smem layout))."""
+        return math.prod(self.box_elements) * self.element_bits // 8
 
     # -- binding and binary form -----------------------------------------------------------------
     def bind(self, gmem: GlobalMemory, name: str | None = None) -> "TensorMap":
@@ -475,11 +521,11 @@ class TensorMap:
     def _check_copy(self, coords) -> list[int]:
         if self.interleave != "none":
             raise UnsupportedFeature(f"tensor maps with interleave {self.interleave}")
-        if self.swizzle not in _SMEM_SWIZZLE:
+        if self.swizzle not in _TMA_SWIZZLES:
             raise UnsupportedFeature(f"swizzle mode {self.swizzle} (its shared-memory pattern is "
                                      "not established)")
-        if not self.element_bytes:
-            raise UnsupportedFeature(f"packed tensor-map type {self.dtype}")
+        if not self.element_bytes:     # the copies take packed maps apart first (_views)
+            raise UnsupportedFeature(f"packed tensor-map type {self.dtype} on this path")
         if not isinstance(self.global_address, (int, np.integer)):
             raise OperandError("tensor map not bound to global memory")
         c = [int(x) for x in coords]
@@ -499,7 +545,15 @@ class TensorMap:
         bytes without swizzle; the whole swizzle span with one, the row padded (measured on an
         H200, tests/machine/test_tma_hardware.py cases 6-7)."""
         span = SWIZZLE_SPAN[self.swizzle]
-        return span if span else self.box_elements[0] * self.element_bytes
+        return span if span else self.smem_row_bytes
+
+    @property
+    def smem_row_bytes(self) -> int:
+        """Shared-memory bytes of one box row before any swizzle padding (the packed types: 8
+        bytes per 16 elements for 16U4_ALIGN8B, 16 for the 16-byte-aligned ones)."""
+        p = PACKED.get(self.dtype)
+        n0 = self.channels_per_pixel if self.mode == "im2col" else self.box_elements[0]
+        return n0 * p[1] // 16 if p else n0 * self.element_bytes
 
     @property
     def smem_footprint(self) -> int:
@@ -518,6 +572,147 @@ def _check_smem_window(smem: np.ndarray, start: int, nbytes: int, align: int, wh
 
 
 _DECODED: dict = {}          # (class, 128 bytes) -> TensorMap (TensorMap.from_bytes)
+
+
+# -------------------------------------------------------------------------------------------------
+# Packed sub-byte types: byte views of the map, the padding, the legality of a copy
+# -------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=512)
+def _views(tmap: TensorMap) -> tuple[TensorMap, TensorMap]:
+    """(global view, shared view) of a map: for a packed type two uint8 maps whose dimension 0
+    counts bytes, the global view's the packed bytes (elements x bits / 8), the shared view's
+    the bytes in shared memory (16 elements per 8 or 16 bytes); the map itself twice otherwise.
+    The copies move bytes through these views; `_expand` / `_compress` convert between the two
+    where they differ. Dimension-0 counts of a legal map are whole bytes (check_packed_copy)."""
+    p = PACKED.get(tmap.dtype)
+    if p is None:
+        return tmap, tmap
+    bits, per16 = p
+    im2col = tmap.mode == "im2col"
+    inner = tmap.channels_per_pixel if im2col else tmap.box_dim[0]
+
+    def view(num: int, den: int) -> TensorMap:
+        kw = dict(dtype="uint8", oob_fill="none",
+                  global_dim=(tmap.global_dim[0] * num // den,) + tuple(tmap.global_dim[1:]))
+        if im2col:
+            kw["channels_per_pixel"] = inner * num // den
+        else:
+            kw["box_dim"] = (inner * num // den,) + tuple(tmap.box_dim[1:])
+        return _dc_replace(tmap, **kw)
+    return view(bits, 8), view(per16, 16)
+
+
+def _global_coords(tmap: TensorMap, coords) -> np.ndarray:
+    """Coordinates (..., rank) in the global view: dimension 0 in packed bytes."""
+    c = np.array(coords, np.int64)
+    p = PACKED.get(tmap.dtype)
+    if p is not None:
+        c[..., 0] = c[..., 0] * p[0] // 8
+    return c
+
+
+def _expand(tmap: TensorMap, data: np.ndarray) -> np.ndarray:
+    """Global bytes (..., n) of a load -> its shared-memory bytes: for .b4x16_p64 / .b6x16_p32
+    each 8 / 12-byte group followed by 8 / 4 bytes of padding (zeros; the PTX ISA: "the padded
+    region that gets added is un-initialized"), else unchanged."""
+    if tmap.dtype not in _PADDED:
+        return data
+    g = 2 * PACKED[tmap.dtype][0]                       # 8 or 12 bytes per 16 elements
+    d = data.reshape(data.shape[:-1] + (-1, g))
+    out = np.zeros(d.shape[:-1] + (16,), np.uint8)
+    out[..., :g] = d
+    return out.reshape(data.shape[:-1] + (-1,))
+
+
+def _compress(tmap: TensorMap, data: np.ndarray) -> np.ndarray:
+    """Shared-memory bytes (..., n) of a store -> the global bytes: .b6p2x16 (16U6_ALIGN16B)
+    keeps the low 6 bits of each byte, element j of a 16-byte group at bits [6j, 6j + 6) of 12
+    bytes (the 2 padding bits of each byte discarded, 5.5.1.1.1); else unchanged."""
+    if tmap.dtype != "16u6_align16b":
+        return data
+    v = (data.reshape(data.shape[:-1] + (-1, 4)) & 0x3F).astype(np.uint32)
+    w = v[..., 0] | v[..., 1] << 6 | v[..., 2] << 12 | v[..., 3] << 18
+    out = np.stack([w & 0xFF, w >> 8 & 0xFF, w >> 16], axis=-1).astype(np.uint8)
+    return out.reshape(data.shape[:-1] + (-1,))
+
+
+_RULE = "PTX ISA 9.7.9.25.5.1 (restrictions on tensor copies of sub-byte types)"
+# 9.7.9.25.5.1, restriction 9: .b4x16_p64 / .b6x16_p32 / .b6p2x16 support no swizzle or the
+# 128B swizzle with any swizzle atomicity but 32B with 8B flip; the .b6p2x16 stores of sm_103a
+# also the 64B swizzle (16B atomicity)
+_PADDED_SWIZZLES = ("none", "128B", "128B_atom_32B", "128B_atom_64B")
+
+
+def check_packed_copy(tmap: TensorMap, coords=None, *, store: bool = False,
+                      target: str | None = None, reduce: bool = False,
+                      what: str = "cp.async.bulk.tensor") -> None:
+    """The PTX ISA's restrictions on tensor copies of the packed sub-byte types (9.7.9.25.5.1,
+    each rule cited by number; sm_100f's values, the sm_103a .b6p2x16 store exceptions where
+    `target` says sm_103a), for the boxes at `coords` ((..., rank) or None): TensorCopyError
+    naming the rule. A first coordinate that leaves a 16U4_ALIGN8B box not 16-byte aligned is
+    the IllegalInstructionError of every other type (5.5.3.1; measured for those on an H200).
+    Maps of other types pass."""
+    if tmap.dtype not in PACKED:
+        return
+    u6 = tmap.dtype == "16u6_align16b"
+    name = ".b6p2x16" if (store and u6) else PTX_TYPE[tmap.dtype]
+    head = f"{what} through a {tmap.dtype.upper()} ({name}) tensor map"
+    if reduce:
+        raise TensorCopyError(f"cp.reduce.async.bulk.tensor through a {tmap.dtype.upper()} "
+                              f"({name}) tensor map: tensor reductions do not support the "
+                              f"sub-byte types ({_RULE}, restriction 1)")
+    if not store and target and str(target).startswith("sm_120"):
+        raise TensorCopyError(f"{head} on {target}: loads of the sub-byte types do not exist on "
+                              f"sm_120a ({_RULE}, restriction 3)")
+    if tmap.oob_fill != "none":
+        raise TensorCopyError(f"{head}: the OOB-NaN fill mode does not support the sub-byte "
+                              f"types ({_RULE}, restriction 4)")
+    c0 = None if coords is None else np.asarray(coords, np.int64).reshape(-1, tmap.rank)[:, 0]
+    if tmap.dtype == "16u4_align8b":
+        if tmap.global_dim[0] % 2 or (tmap.mode == "tiled" and tmap.box_dim[0] % 32):
+            raise TensorCopyError(f"{head}: globalDim[0] = {tmap.global_dim[0]} / boxDim[0] = "
+                                  f"{tmap.box_dim[0] if tmap.box_dim else None} do not make "
+                                  "whole 16-byte rows of 4-bit elements (cuda.h)")
+        if c0 is not None and (c0 % 32).any():
+            bad = int(c0[np.argmax(c0 % 32 != 0)])
+            raise IllegalInstructionError(
+                f"{head}: inner coordinate {bad} x 4 bits is not a multiple of 16 bytes (the "
+                "bounding box address must be 16-byte aligned, PTX ISA 5.5.3.1); the TMA unit "
+                "faults (illegal instruction, as measured for the other types on sm_90a)")
+        return
+    if store and not u6:
+        raise TensorCopyError(f"{head}: stores (.global.shared::cta) do not support "
+                              f".b4x16_p64 ({_RULE}, restriction 2; cuda.h: 16U4_ALIGN16B "
+                              "is load only)")
+    sm103 = store and u6 and target is not None and str(target).startswith("sm_103")
+    unit = 64 if sm103 else 128                         # elements: 48 / 96 bytes of 6-bit ones
+    inner = tmap.channels_per_pixel if tmap.mode == "im2col" else tmap.box_dim[0]
+    if inner not in ((64, 128) if sm103 else (128,)):
+        gb = tmap.element_bits * inner / 8
+        raise TensorCopyError(f"{head}: Box-Size[0] is {inner} elements ({gb:g} bytes); it must "
+                              f"be exactly {'48 or 96' if sm103 else 96 if u6 else 64} bytes "
+                              f"({'64 or ' if sm103 else ''}128 elements) ({_RULE}, "
+                              f"restriction 5{'; sm_103a .b6p2x16 stores' if sm103 else ''})")
+    if tmap.global_dim[0] % unit:
+        raise TensorCopyError(f"{head}: Tensor-Size[0] = {tmap.global_dim[0]} elements is not a "
+                              f"multiple of {unit} ({unit * tmap.element_bits // 8} bytes; "
+                              f"{_RULE}, restriction 6)")
+    if c0 is not None and (c0 % unit).any():
+        bad = int(c0[np.argmax(c0 % unit != 0)])
+        raise TensorCopyError(f"{head}: the first tensor coordinate {bad} is not a multiple of "
+                              f"{unit} ({_RULE}, restriction 7)")
+    al = 16 if sm103 else 32
+    if isinstance(tmap.global_address, (int, np.integer)) and tmap.global_address % al:
+        raise TensorCopyError(f"{head}: the global address {int(tmap.global_address):#x} is not "
+                              f"{al}-byte aligned ({_RULE}, restriction 8)")
+    for i, st in enumerate(tmap.global_strides):
+        if st % al:
+            raise TensorCopyError(f"{head}: the tensor stride of dimension {i + 1} ({st} bytes) "
+                                  f"is not {al}-byte aligned ({_RULE}, restriction 8)")
+    if tmap.swizzle not in _PADDED_SWIZZLES + (("64B",) if sm103 else ()):
+        raise TensorCopyError(f"{head}: swizzle {tmap.swizzle} is not supported; these types "
+                              f"take no swizzle or the 128B swizzle with 16B / 32B / 64B "
+                              f"atomicity ({_RULE}, restriction 9)")
 
 
 def _row_plan(tmap: TensorMap, coords, gmem: GlobalMemory):
@@ -591,16 +786,17 @@ def _chunk_index_of(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
 
 
 def _make_chunk_index(tmap: TensorMap, start: int, rows: int) -> np.ndarray:
-    k = tmap.box_elements[0] * tmap.element_bytes // 16
+    k = tmap.smem_row_bytes // 16
     lin = start + np.arange(rows)[:, None] * tmap.smem_row_pitch + 16 * np.arange(k)[None, :]
-    return swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
+    return tma_swizzle(lin, tmap.swizzle) // 16
 
 
 def tile_global_rows(tmap: TensorMap, coords, gmem: GlobalMemory):
     """(sorted start addresses, byte lengths) of the in-bound global-memory runs a tile copy of
     `tmap` at `coords` touches (one per box row): what the sanitizer marks while a tile store
     is in flight."""
-    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
+    g, _ = _views(tmap)
+    valid, off, buf, inner_bytes = _row_plan(g, _global_coords(tmap, coords), gmem)
     rows = valid.any(axis=1)
     if not rows.any():
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -608,7 +804,7 @@ def tile_global_rows(tmap: TensorMap, coords, gmem: GlobalMemory):
     count = valid[rows].sum(axis=1)
     bases = np.array([b.base for b in gmem.buffers], np.int64)[buf[rows]]
     starts = bases + off[rows] + inner_bytes[first]
-    lens = count * tmap.element_bytes
+    lens = count * g.element_bytes
     order = np.argsort(starts)
     return starts[order], lens[order]
 
@@ -617,7 +813,8 @@ def tiles_global_rows(tmap: TensorMap, coords):
     """(copy index, start address, byte length) of the in-bound global-memory runs (one per box
     row) of tile copies of `tmap` at `coords` (B, rank), as _box_gather walks them: what the
     sanitizer marks while tile stores are in flight."""
-    coords = np.asarray(coords, np.int64).reshape(-1, tmap.rank)
+    coords = _global_coords(tmap, np.asarray(coords, np.int64).reshape(-1, tmap.rank))
+    tmap, _ = _views(tmap)
     e, n = tmap.element_bytes, tmap.box_elements
     B = coords.shape[0]
     inner = coords[:, :1] + np.arange(n[0], dtype=np.int64)
@@ -641,6 +838,7 @@ def tile_smem_chunks(tmap: TensorMap, start: int) -> np.ndarray:
     """The 16-byte shared-memory chunk numbers a tile copy of `tmap` at shared offset `start`
     writes (load) or reads (store), flattened, read-only: what the sanitizer marks while the
     copy is in flight."""
+    _, tmap = _views(tmap)
     rows = math.prod(tmap.box_elements[1:]) if tmap.rank > 1 else 1
     return _chunk_index(tmap, start, rows).reshape(-1)
 
@@ -653,10 +851,12 @@ def tma_load_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
                   dst: int) -> int:
     """cp.async.bulk.tensor.Nd.shared::cluster.global.tile: copy the box at `coords` into one
     CTA's shared memory `smem` (1-D uint8) at offset `dst`. Returns the complete-tx bytes."""
+    check_packed_copy(tmap, [coords] if len(coords) == tmap.rank else None)
+    g, sv = _views(tmap)
     # PTX 9.7.9.25: the shared-memory destination must be 128-byte aligned
-    _check_smem_window(smem, dst, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
-    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
-    e = tmap.element_bytes
+    _check_smem_window(smem, dst, sv.smem_footprint, 128, "cp.async.bulk.tensor")
+    valid, off, buf, inner_bytes = _row_plan(g, _global_coords(tmap, coords), gmem)
+    e = g.element_bytes
     rows, n0 = valid.shape
     if valid.all() and (buf == buf[0]).all():       # the whole box inside one buffer
         data = gmem.buffers[buf[0]].u8[(off + inner_bytes[0])[:, None] + np.arange(n0 * e)]
@@ -668,7 +868,8 @@ def tma_load_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
             data[sel] = gmem.buffers[b].u8[idx[sel]]
         data[~valid] = (np.resize(OOB_NAN_PATTERN, e) if tmap.oob_fill == "nan_request_zero_fma"
                         else 0)
-    _chunks(smem)[_chunk_index(tmap, dst, rows)] = data.reshape(rows, -1, 16)
+    data = _expand(tmap, data.reshape(rows, -1))
+    _chunks(smem)[_chunk_index(sv, dst, rows)] = data.reshape(rows, -1, 16)
     return tmap.box_bytes
 
 
@@ -676,7 +877,9 @@ def tma_store_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray
                    src: int) -> int:
     """cp.async.bulk.tensor.Nd.global.shared::cta.tile: write the box from shared memory at `src`
     to global memory at `coords`; out-of-bound elements are not written."""
-    _check_smem_window(smem, src, tmap.smem_footprint, 128, "cp.async.bulk.tensor")
+    check_packed_copy(tmap, [coords] if len(coords) == tmap.rank else None, store=True)
+    g, sv = _views(tmap)
+    _check_smem_window(smem, src, sv.smem_footprint, 128, "cp.async.bulk.tensor")
     if min(int(c) for c in coords) < 0:
         # measured on an H200 (sm_90a): a tile store with any negative coordinate stops the
         # kernel with "an illegal instruction was encountered" (boxes beyond the far edge are
@@ -684,10 +887,11 @@ def tma_store_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray
         raise IllegalInstructionError(f"cp.async.bulk.tensor store at coordinates "
                                       f"{tuple(int(c) for c in coords)}: a negative coordinate "
                                       "faults (illegal instruction, measured on sm_90a)")
-    valid, off, buf, inner_bytes = _row_plan(tmap, coords, gmem)
-    e = tmap.element_bytes
+    valid, off, buf, inner_bytes = _row_plan(g, _global_coords(tmap, coords), gmem)
+    e = g.element_bytes
     rows, n0 = valid.shape
-    data = _chunks(smem)[_chunk_index(tmap, src, rows)].reshape(rows, n0, e)
+    data = _chunks(smem)[_chunk_index(sv, src, rows)].reshape(rows, -1)
+    data = _compress(tmap, data).reshape(rows, n0, e)
     if valid.all() and (buf == buf[0]).all():
         gmem.buffers[buf[0]].u8[(off + inner_bytes[0])[:, None] + np.arange(n0 * e)] = \
             data.reshape(rows, -1)
@@ -819,32 +1023,46 @@ def _last_of_each(*keys) -> np.ndarray:
 
 def _box_chunks(tmap: TensorMap, shared, ctas: np.ndarray, offs: np.ndarray) -> np.ndarray:
     """16-byte chunk numbers (B, rows, K) in shared.data viewed as (-1, 16) of each box."""
+    _, tmap = _views(tmap)
     rows = math.prod(tmap.box_elements[1:])
     per_cta = shared.data.shape[1] // 16
     u, inv = np.unique(offs, return_inverse=True)
     if u.size <= 4:                              # the usual case: memoised per offset
         local = np.stack([_chunk_index(tmap, int(o), rows) for o in u.tolist()])[inv.reshape(-1)]
     else:                                        # many offsets: one vectorised swizzle
-        k = tmap.box_elements[0] * tmap.element_bytes // 16
+        k = tmap.smem_row_bytes // 16
         lin = (offs[:, None, None] + (np.arange(rows)[:, None] * tmap.smem_row_pitch
                                       + 16 * np.arange(k)[None, :])[None])
-        local = swizzle_address(lin, _SMEM_SWIZZLE[tmap.swizzle]) // 16
+        local = tma_swizzle(lin, tmap.swizzle) // 16
     return ctas[:, None, None] * per_cta + local
 
 
 def _tiles_ok(tmap: TensorMap, coords: np.ndarray, shared, offs: np.ndarray) -> bool:
     """The conditions under which the batched copies give the per-box results: every per-box
-    check passes (else the per-box copy raises it, in order) and the boxes are whole chunks."""
+    check passes (else the per-box copy raises it, in order) and the boxes are whole chunks.
+    `tmap` / `coords`: the global view (`_views`, `_global_coords`); `sv` the shared view."""
     try:
         tmap._check_copy(coords[0])
     except Exception:          # noqa: BLE001 -- the per-box path raises it
         return False
     e = tmap.element_bytes
-    fp = tmap.smem_footprint
     return bool(coords.shape[1] == tmap.rank and not ((coords[:, 0] * e) % 16).any()
-                and shared.data.shape[1] % 16 == 0 and (tmap.box_elements[0] * e) % 16 == 0
-                and not (offs % 128).any() and (offs >= 0).all()
+                and (tmap.box_elements[0] * e) % 16 == 0)
+
+
+def _smem_ok(sv: TensorMap, shared, offs: np.ndarray) -> bool:
+    fp = sv.smem_footprint
+    return bool(shared.data.shape[1] % 16 == 0 and not (offs % 128).any() and (offs >= 0).all()
                 and (offs + fp <= shared.data.shape[1]).all())
+
+
+def _checked(tmap: TensorMap, coords: np.ndarray, store: bool) -> bool:
+    """check_packed_copy of every box; False where it raises (the per-box path raises it)."""
+    try:
+        check_packed_copy(tmap, coords, store=store)
+    except Exception:          # noqa: BLE001
+        return False
+    return True
 
 
 def tma_load_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, offs) -> None:
@@ -856,21 +1074,26 @@ def tma_load_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, of
     ctas, offs = np.asarray(ctas, np.int64), np.asarray(offs, np.int64)
     keep = _last_of_each(coords, ctas, offs)
     coords, ctas, offs = coords[keep], ctas[keep], offs[keep]
-    plan = _box_gather(tmap, coords, gmem) if _tiles_ok(tmap, coords, shared, offs) else None
+    g, sv = _views(tmap)
+    gc = _global_coords(tmap, coords)
+    plan = None
+    if _checked(tmap, coords, False) and _tiles_ok(g, gc, shared, offs) and \
+            _smem_ok(sv, shared, offs):
+        plan = _box_gather(g, gc, gmem)
     if plan is None:
         for c, cta, off in zip(coords.tolist(), ctas.tolist(), offs.tolist()):
             tma_load_tile(tmap, c, gmem, shared.cta_view(cta), off)
         return
     buf, idx, valid = plan
     data = _gather_rows(buf, idx) if isinstance(idx, _Rows) else buf.u8[idx]
+    e = g.element_bytes
     if valid is not None and not valid.all():
-        fill = (np.resize(OOB_NAN_PATTERN, tmap.element_bytes)
-                if tmap.oob_fill == "nan_request_zero_fma" else np.zeros(tmap.element_bytes,
-                                                                           np.uint8))
+        fill = (np.resize(OOB_NAN_PATTERN, e) if tmap.oob_fill == "nan_request_zero_fma"
+                else np.zeros(e, np.uint8))
         data = np.where(valid, data, np.resize(fill, data.shape[-1])[None, None, :])
     B, R = idx.shape[:2]
-    shared.data.reshape(-1, 16)[_box_chunks(tmap, shared, ctas, offs)] = \
-        data.reshape(B, R, -1, 16)
+    shared.data.reshape(-1, 16)[_box_chunks(sv, shared, ctas, offs)] = \
+        _expand(tmap, data).reshape(B, R, -1, 16)
 
 
 def tma_store_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, offs) -> None:
@@ -882,16 +1105,20 @@ def tma_store_tiles(tmap: TensorMap, coords, gmem: GlobalMemory, shared, ctas, o
     ctas, offs = np.asarray(ctas, np.int64), np.asarray(offs, np.int64)
     keep = _last_of_each(coords, ctas, offs)
     coords, ctas, offs = coords[keep], ctas[keep], offs[keep]
+    g, sv = _views(tmap)
+    gc = _global_coords(tmap, coords)
     plan = None
-    if _tiles_ok(tmap, coords, shared, offs) and (coords >= 0).all():
-        plan = _box_gather(tmap, coords, gmem)
+    if _checked(tmap, coords, True) and _tiles_ok(g, gc, shared, offs) and \
+            _smem_ok(sv, shared, offs) and (coords >= 0).all():
+        plan = _box_gather(g, gc, gmem)
     if plan is None:
         for c, cta, off in zip(coords.tolist(), ctas.tolist(), offs.tolist()):
             tma_store_tile(tmap, c, gmem, shared.cta_view(cta), off)
         return
     buf, idx, valid = plan
     B, R = idx.shape[:2]
-    data = shared.data.reshape(-1, 16)[_box_chunks(tmap, shared, ctas, offs)].reshape(B, R, -1)
+    data = shared.data.reshape(-1, 16)[_box_chunks(sv, shared, ctas, offs)].reshape(B, R, -1)
+    data = _compress(tmap, data)
     if isinstance(idx, _Rows):
         _scatter_rows(buf, idx, data)
     elif valid is None or valid.all():

@@ -32,7 +32,8 @@ from ptxsim.errors import (IllegalInstructionError, MemoryAccessError, OperandEr
 from ptxsim.isa import base as isa_base
 from ptxsim.machine.memory import ATOMIC_OPS, GlobalMemory
 from ptxsim.machine.tensormap import (OOB_NAN_PATTERN, TensorMap, _check_smem_window,
-                                      _chunk_index, _chunks, _gather_index, _row_plan)
+                                      _chunk_index, _chunks, _compress, _expand, _gather_index,
+                                      _global_coords, _row_plan, _views, check_packed_copy)
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -115,6 +116,7 @@ def reduce_shared_to_shared(src_smem: np.ndarray, src: int, dst_smem: np.ndarray
 def reduce_tensor_tile(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray, src: int,
                        op: str) -> int:
     """The tile box at `coords` combined into global memory (out-of-bound elements skipped)."""
+    check_packed_copy(tmap, reduce=True)       # no packed sub-byte type (9.7.9.25.5.1)
     t = MAP_TYPES.get(tmap.dtype)
     if t is None:
         raise UnsupportedFeature(f"cp.reduce.async.bulk.tensor on a {tmap.dtype} tensor map")
@@ -156,15 +158,20 @@ def _four_rows(tmap: TensorMap) -> TensorMap:
 
 
 def gather4_load(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray, dst: int) -> int:
-    """coords = (dimension-0 coordinate, row0, row1, row2, row3). Returns complete-tx bytes."""
+    """coords = (dimension-0 coordinate, row0, row1, row2, row3). Returns complete-tx bytes.
+    The packed sub-byte types copy through byte views (tensormap._views), as tile boxes do."""
     col, rows = int(coords[0]), [int(r) for r in coords[1:5]]
     box = _four_rows(tmap)
-    _check_smem_window(smem, dst, box.smem_footprint, 128, "cp.async.bulk.tensor")
-    e = tmap.element_bytes
-    n0 = tmap.box_elements[0]
+    check_packed_copy(tmap, [[col, r] for r in rows])
+    g, _ = _views(tmap)
+    _, sv = _views(box)
+    _check_smem_window(smem, dst, sv.smem_footprint, 128, "cp.async.bulk.tensor")
+    gcol = int(_global_coords(tmap, [col, 0])[0])
+    e = g.element_bytes
+    n0 = g.box_elements[0]
     data = np.zeros((4, n0 * e), np.uint8)
     for k, r in enumerate(rows):
-        valid, off, buf, inner_bytes = _row_plan(tmap, (col, r), gmem)
+        valid, off, buf, inner_bytes = _row_plan(g, (gcol, r), gmem)
         idx = _gather_index(off, inner_bytes, e)[0]          # (n0, e)
         row = np.empty((n0, e), np.uint8)
         v = valid[0]
@@ -173,25 +180,30 @@ def gather4_load(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray, 
         row[~v] = (np.resize(OOB_NAN_PATTERN, e) if tmap.oob_fill == "nan_request_zero_fma"
                    else 0)
         data[k] = row.reshape(-1)
-    _chunks(smem)[_chunk_index(box, dst, 4)] = data.reshape(4, -1, 16)
-    return 4 * n0 * e
+    _chunks(smem)[_chunk_index(sv, dst, 4)] = _expand(tmap, data).reshape(4, -1, 16)
+    return 4 * tmap.box_elements[0] * tmap.element_bits // 8
 
 
 def scatter4_store(tmap: TensorMap, coords, gmem: GlobalMemory, smem: np.ndarray,
                    src: int) -> int:
     col, rows = int(coords[0]), [int(r) for r in coords[1:5]]
     box = _four_rows(tmap)
-    _check_smem_window(smem, src, box.smem_footprint, 128, "cp.async.bulk.tensor")
-    e = tmap.element_bytes
-    n0 = tmap.box_elements[0]
-    data = _chunks(smem)[_chunk_index(box, src, 4)].reshape(4, n0, e)
+    check_packed_copy(tmap, [[col, r] for r in rows], store=True)
+    g, _ = _views(tmap)
+    _, sv = _views(box)
+    _check_smem_window(smem, src, sv.smem_footprint, 128, "cp.async.bulk.tensor")
+    gcol = int(_global_coords(tmap, [col, 0])[0])
+    e = g.element_bytes
+    n0 = g.box_elements[0]
+    data = _compress(tmap, _chunks(smem)[_chunk_index(sv, src, 4)].reshape(4, -1))
+    data = data.reshape(4, n0, e)
     for k, r in enumerate(rows):
-        valid, off, buf, inner_bytes = _row_plan(tmap, (col, r), gmem)
+        valid, off, buf, inner_bytes = _row_plan(g, (gcol, r), gmem)
         idx = _gather_index(off, inner_bytes, e)[0]
         v = valid[0]
         if v.any():
             gmem.buffers[int(buf[0])].u8[idx[v]] = data[k][v]
-    return 4 * n0 * e
+    return 4 * tmap.box_elements[0] * tmap.element_bits // 8
 
 
 # ------------------------------------------------------------------------------------- im2col
@@ -234,13 +246,17 @@ def im2col_load(tmap: TensorMap, coords, offsets, gmem: GlobalMemory, smem: np.n
         raise UnsupportedFeature(f"im2col tensor maps with interleave {tmap.interleave}")
     if not isinstance(tmap.global_address, (int, np.integer)):
         raise OperandError("tensor map not bound to global memory")
-    e = tmap.element_bytes
-    cpp, ppc = tmap.channels_per_pixel, tmap.pixels_per_column
-    box = dataclasses.replace(tmap, mode="tiled", box_dim=(cpp, ppc) + (1,) * (tmap.rank - 2))
+    if len(coords) == tmap.rank:
+        check_packed_copy(tmap, [coords])
+    g, sv = _views(tmap)                 # packed types: channels counted in bytes
+    e = g.element_bytes
+    cpp, ppc = g.channels_per_pixel, g.pixels_per_column
+    box = dataclasses.replace(sv, mode="tiled",
+                              box_dim=(sv.channels_per_pixel, ppc) + (1,) * (tmap.rank - 2))
     _check_smem_window(smem, dst, ppc * box.smem_row_pitch, 128, "cp.async.bulk.tensor")
-    pix = im2col_coordinates(tmap, coords, offsets)                 # (rank, ppc)
+    pix = im2col_coordinates(g, _global_coords(tmap, coords), offsets)   # (rank, ppc)
     ch = pix[0][:, None] + np.arange(cpp, dtype=np.int64)[None, :]  # (ppc, cpp)
-    dims = np.array(tmap.global_dim, np.int64)
+    dims = np.array(g.global_dim, np.int64)
     ok_pix = ((pix[1:] >= 0) & (pix[1:] < dims[1:, None])).all(axis=0)
     valid = ok_pix[:, None] & (ch >= 0) & (ch < dims[0])
     strides = np.array(tmap.global_strides, np.int64)
@@ -250,5 +266,6 @@ def im2col_load(tmap: TensorMap, coords, offsets, gmem: GlobalMemory, smem: np.n
                     else 0)
     if valid.any():
         data[valid] = gmem.read(addr[valid].astype(np.uint64), e)
+    data = _expand(tmap, data.reshape(ppc, -1))
     _chunks(smem)[_chunk_index(box, dst, ppc)] = data.reshape(ppc, -1, 16)
-    return ppc * cpp * e
+    return ppc * tmap.channels_per_pixel * tmap.element_bits // 8

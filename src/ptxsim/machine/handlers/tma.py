@@ -5,8 +5,6 @@ families, cp.async.mbarrier.arrive, tensormap.replace and tensormap.cp_fenceprox
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ptxsim.errors import UndefinedBehavior, UnsupportedFeature
@@ -70,23 +68,6 @@ def _tensormaps(wave, op, addrs: np.ndarray, idx: np.ndarray):
     return out
 
 
-def _packed_as_bytes(tm, coords):
-    """CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B (16 packed 4-bit values per 8 bytes, no gaps): the
-    same copy as a uint8 map over the packed bytes, dimension 0 and its coordinate halved (the
-    inner coordinate of an aligned box is even). Other packed types stay unsupported.
-    coords: (B, rank) int64, one box per row."""
-    if tm.dtype != "16u4_align8b":
-        return tm, coords
-    if (coords[:, 0] % 2).any() or tm.global_dim[0] % 2 or tm.box_dim[0] % 2:
-        raise UnsupportedFeature("16U4_ALIGN8B tensor map with an odd inner coordinate or size")
-    tm = dataclasses.replace(tm, dtype="uint8",
-                             global_dim=(tm.global_dim[0] // 2,) + tuple(tm.global_dim[1:]),
-                             box_dim=(tm.box_dim[0] // 2,) + tuple(tm.box_dim[1:]))
-    coords = coords.copy()
-    coords[:, 0] //= 2
-    return tm, coords
-
-
 def _san(wave):
     """The wave's sanitizer when its checks are on, else None."""
     s = wave.san
@@ -147,8 +128,9 @@ def _tma(wave, inst):
                            .astype(np.int64) for c in tens.vector.elements], 1)
         maps = []
         for tm, sel in _tensormaps(wave, tens_at, taddr, idx):
-            tm, c = _packed_as_bytes(tm, coords[sel])
-            maps.append((tm, sel, c))
+            # the packed sub-byte types' restrictions (9.7.9.25.5.1), named at the issue
+            tmod.check_packed_copy(tm, coords[sel], store=not load, target=wave.launch.target)
+            maps.append((tm, sel, coords[sel]))
         if not load:
             _, src = shared.resolve_own(wave.addr(ops[1], idx), cta)
             src = np.asarray(src, np.int64)
@@ -220,7 +202,7 @@ def _tma(wave, inst):
 
 def _reduce_tensor(wave, inst):
     """cp.reduce.async.bulk.tensor (handlers/tma_modes.py)."""
-    return tma_modes.reduce_tensor(wave, inst, _tensormap_at, _packed_as_bytes)
+    return tma_modes.reduce_tensor(wave, inst, _tensormap_at)
 
 
 def _bulk(wave, inst):

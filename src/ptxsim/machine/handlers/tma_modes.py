@@ -89,10 +89,10 @@ def reduce_bulk(wave, inst):
     return run
 
 
-def reduce_tensor(wave, inst, tensormap_at, packed):
+def reduce_tensor(wave, inst, tensormap_at):
     """cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp{.tile}.bulk_group
-    [tensorMap, coords], [srcMem] (9.7.9.25.5.2). `tensormap_at` / `packed`: handlers/tma.py's
-    readers of the map an operand names and of the packed element types."""
+    [tensorMap, coords], [srcMem] (9.7.9.25.5.2). `tensormap_at`: handlers/tma.py's reader of
+    the map an operand names."""
     for q, what in UNMODELLED_MODES.items():
         if inst.has(q):
             raise UnsupportedFeature(f"{inst.mnemonic}: {what} is not modelled")
@@ -111,7 +111,7 @@ def reduce_tensor(wave, inst, tensormap_at, packed):
         for k, (t_, cta) in enumerate(zip(idx.tolist(), wave.cta_of[idx].tolist())):
             tm = tensormap_at(wave, t_, tens_at, tmaps[k])
             coords = [int(np.int64(np.int32(np.uint32(v[k])))) for v in cvals]
-            tm, coords = packed(tm, coords)
+            tmod.check_packed_copy(tm, reduce=True)      # no packed type (9.7.9.25.5.1)
             smem = wave.memory.shared.cta_view(cta)
             perform = (lambda tm=tm, c=coords, s=srcs[k], sm=smem:
                        tma_modes.reduce_tensor_tile(tm, c, wave.memory.global_, sm, int(s), op))
@@ -174,13 +174,17 @@ def tensor_mode(wave, inst, tensormap_at):
             elif n_coords != 5:
                 raise OperandError(f"{text}: .tile::{mode} takes 5 coordinates (dimension 0, "
                                    "then four rows)")
+            # the packed sub-byte types' restrictions (9.7.9.25.5.1), named at the issue
+            tmod.check_packed_copy(tm, [coords] if mode == "im2col" else
+                                   [[coords[0], r] for r in coords[1:5]] if tm.rank == 2 else
+                                   None, store=not load, target=wave.launch.target)
             if not load:
                 smem = sh.cta_view(cta)
                 perform = (lambda tm=tm, c=coords, s=int(other[k]), sm=smem:
                            tma_modes.scatter4_store(tm, c, wave.memory.global_, sm, s))
                 if san is not None:                # four rows of box[0] elements read
                     s = int(other[k])
-                    n = 4 * tm.box_elements[0] * tm.element_bytes
+                    n = 4 * tm.smem_row_bytes
                     perform, _ = san_bulk(san, inst, t_, (cta, np.arange(s, s + n)), None, None,
                                           None, None, perform, None)
                 wave.proxy.issue(t_, "bulk", perform=perform, what=text)
@@ -188,17 +192,19 @@ def tensor_mode(wave, inst, tensormap_at):
             (dc,), (do,) = sh.resolve_cluster([int(other[k])], [cta])
             (mc_,), (mo,) = sh.resolve_cluster([int(mbars[k])], [cta])
             if mode == "gather4":
-                nbytes = 4 * tm.box_elements[0] * tm.element_bytes
+                nbytes = 4 * tm.box_elements[0] * tm.element_bits // 8
+                sbytes = 4 * tm.smem_row_bytes          # shared-memory bytes (packed: padded)
                 perform = (lambda tm=tm, c=coords, dc=dc, do=do: tma_modes.gather4_load(
                     tm, c, wave.memory.global_, sh.cta_view(int(dc)), int(do)))
             else:
-                nbytes = tm.pixels_per_column * tm.channels_per_pixel * tm.element_bytes
+                nbytes = tm.pixels_per_column * tm.channels_per_pixel * tm.element_bits // 8
+                sbytes = tm.pixels_per_column * tm.smem_row_bytes
                 perform = (lambda tm=tm, c=coords, o=o, dc=dc, do=do: tma_modes.im2col_load(
                     tm, c, o, wave.memory.global_, sh.cta_view(int(dc)), int(do)))
             signal = (lambda c=mc_, mo=mo, n=nbytes: wave.mbar.complete_tx(int(c), int(mo), n))
             if san is not None:
                 perform, signal = san_bulk(san, inst, t_, None, int(dc),
-                                           np.arange(int(do), int(do) + nbytes), int(mc_),
+                                           np.arange(int(do), int(do) + sbytes), int(mc_),
                                            int(mo), perform, signal)
             wave.proxy.issue(t_, "bulk", perform=perform, signal=signal, what=text)
         wave.advance(idx)
