@@ -64,10 +64,21 @@ def test_dense_gemm_persistent_2cta():
     ("--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"),           # mxfp4
     ("--a_dtype", "Float8E4M3FN", "--b_dtype", "Float8E4M3FN", "--sf_dtype", "Float8E8M0FNU",
      "--sf_vec_size", "32"),                                          # mxfp8
-], ids=["nvfp4", "mxfp4", "mxfp8"])
+    # .kind::mxf8f6f4 mixed precision: the narrow operand through the padded packed tensor-map
+    # types (16U4_ALIGN16B / 16U6_ALIGN16B, machine/tensormap.py), 1 CTA and a 2 x 2 cluster of
+    # CTA pairs (multicast)
+    ("--a_dtype", "Float8E4M3FN", "--b_dtype", "Float4E2M1FN", "--sf_dtype", "Float8E8M0FNU",
+     "--sf_vec_size", "32"),
+    ("--a_dtype", "Float6E3M2FN", "--b_dtype", "Float6E2M3FN", "--sf_dtype", "Float8E8M0FNU",
+     "--sf_vec_size", "32"),
+    ("--a_dtype", "Float8E4M3FN", "--b_dtype", "Float6E2M3FN", "--sf_dtype", "Float8E8M0FNU",
+     "--sf_vec_size", "32", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,2"),
+], ids=["nvfp4", "mxfp4", "mxfp8", "mxf8f6f4-e4m3-e2m1", "mxf8f6f4-e3m2-e2m3",
+        "mxf8f6f4-e4m3-e2m3-2cta"])
 def test_dense_blockscaled_gemm_persistent(args):
-    # nvfp4 / mxfp8 check against torch._scaled_mm (GPU-only in torch; ptxsim.cuda.torch_cuda
-    # computes it on the CPU), mxfp4 against the example's einsum reference
+    # nvfp4 / mxfp8 / mxf8f6f4 check against torch._scaled_mm on the host-side logical values
+    # (GPU-only in torch; ptxsim.cuda.torch_cuda computes it on the CPU), mxfp4 against the
+    # example's einsum reference
     out = run_example("blockscaled_gemm/dense_blockscaled_gemm_persistent.py",
                       "--mnkl", "256,256,256,1", *args)
     assert "PASS" in out

@@ -19,8 +19,6 @@ GAPS = {
     "not a tensor map (ptxsim.TensorMap image)":
         "needs device-side tensor maps (tl.make_tensor_descriptor writes a CUtensorMap in the "
         "driver's byte format; issue #16)",
-    "packed tensor-map type":
-        "needs the packed 4-bit tensor-map element types (16U4_ALIGN8B/16B)",
     "no semantics for 'wgmma":
         "needs wgmma (sm_90a; issue #18)",
 }
@@ -189,7 +187,8 @@ def test_09_persistent_matmul_device_descriptors(tmp_path):
 @pytest.mark.parametrize("fmt", ["mxfp8", "nvfp4", "mxfp4", "mixed"])
 def test_10_block_scaled_matmul(tmp_path, fmt):
     # validate_block_scaled(8192, 8192, 8192) -> (256, 256, 256), against the tutorial's torch
-    # reference
+    # reference; "mixed" (e4m3 x e2m1, .kind::mxf8f6f4) loads its fp4 operand through a
+    # 16U4_ALIGN16B tensor map (fp4_padded: 16 values padded to 16 bytes in shared memory)
     with known_gaps():
         _, out = run_tutorial("10-block-scaled-matmul", tmp_path, [NO_MAIN], append=(
             f"torch.manual_seed(42)\nvalidate_block_scaled(256, 256, 256, block_scale_type="
