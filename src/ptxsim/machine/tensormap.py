@@ -19,6 +19,12 @@ swizzle_address` does for tcgen05 operands (cuda.h: 128B swizzle "smem[y][x] <->
 ^ x]" over int4 chunks of 128-byte rows, 1024-byte aligned). Out-of-bound elements are filled
 with zero (or NaN with CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA) on loads and skipped on
 stores; the complete-tx byte count is always the full box.
+
+The packed sub-byte types (16U4_ALIGN8B / 16U4_ALIGN16B / 16U6_ALIGN16B; PTX .b4x16 / .b4x16_p64 /
+.b6x16_p32, .b6p2x16 for stores; `PACKED` below) move bytes through two uint8 views of the map
+(`_views`: the packed global bytes, and 8 or 16 shared-memory bytes per 16 elements), padding
+loads (`_expand`) and packing .b6p2x16 stores (`_compress`); `check_packed_copy` holds the PTX
+ISA's restrictions on them (9.7.9.25.5.1). Their complete-tx counts the packed bytes.
 """
 from __future__ import annotations
 

@@ -16,6 +16,9 @@
   box is Pixels-per-Column rows of Channels-per-Pixel elements (rows padded to the swizzle span,
   as a tile box of (Channels-per-Pixel, Pixels-per-Column)).
 
+The packed sub-byte tensor-map types go through tensormap's byte views here too (gather4 /
+scatter4 / im2col; a tensor reduction refuses them, 9.7.9.25.5.1 restriction 1).
+
 Reductions (the element types of the instruction or of the tensor map): .add (integers modulo
 2^n; floats round to nearest even: .f32 keeps subnormals except through a FLOAT32_FTZ tensor map,
 which flushes them, .f16 / .bf16 as `.noftz`), .min / .max (signed for .s32 / .s64 and int32 /
