@@ -261,6 +261,36 @@ def test_im2col_channels_of_a_packed_map():
         assert not row[:, 8:].any()                           # padding written as zeros
 
 
+def test_multicast_of_a_packed_box_signals_the_packed_bytes():
+    """.multicast::cluster (issue_tma_load, the model the H200 multicast capture checks for
+    other types): the padded box lands in each masked CTA, whose mbarrier, armed with the
+    packed byte count (8 x 64), completes its phase; the others stay untouched."""
+    from ptxsim.machine.async_proxy import AsyncProxy
+    from ptxsim.machine.mbarrier import Mbarriers
+    from ptxsim.machine.memory import Memory
+    from ptxsim.machine.tensormap import issue_tma_load
+    V, G = tensor("16u4_align16b", rows=8, seed=23)
+    m = Memory(n_ctas=4, threads_per_cta=128, cluster_size=4, static_shared=4096 + 8)
+    m.shared.data[:, :4096] = FILL
+    tm = TensorMap.encode_tiled("16u4_align16b", 2, G, (256, 8), (G.shape[1],), (128, 8),
+                                swizzle="128B").bind(m.global_)
+    mb = Mbarriers(m.shared)
+    mb.init([0, 1, 2, 3], 4096, 1)
+    mask = 0b1101
+    for r in range(4):
+        mb.arrive(r, 4096, expect_tx=8 * 64 if mask >> r & 1 else 0)
+    p = AsyncProxy()
+    issue_tma_load(p, 128, tm, (128, 0), m, mb, cta=1, dst=1024, mbar=4096, cta_mask=mask)
+    p.progress()
+    want = expected_load(V, "16u4_align16b", (128, 0), 8, 1024, "128B", 4096)
+    for r in range(4):
+        if mask >> r & 1:
+            np.testing.assert_array_equal(m.shared.data[r, :4096], want)
+            assert bool(mb.try_wait_parity(r, 4096, 0)[0])
+        else:
+            assert (m.shared.data[r, :4096] == FILL).all()
+
+
 # ------------------------------------------------------------------------------ restrictions
 def test_encoder_rules_of_the_packed_types():
     """cuda.h's cuTensorMapEncodeTiled requirements for 16U4_ALIGN16B / 16U6_ALIGN16B (and the

@@ -583,17 +583,22 @@ _DECODED: dict = {}          # (class, 128 bytes) -> TensorMap (TensorMap.from_b
 # -------------------------------------------------------------------------------------------------
 # Packed sub-byte types: byte views of the map, the padding, the legality of a copy
 # -------------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=512)
 def _views(tmap: TensorMap) -> tuple[TensorMap, TensorMap]:
     """(global view, shared view) of a map: for a packed type two uint8 maps whose dimension 0
     counts bytes, the global view's the packed bytes (elements x bits / 8), the shared view's
     the bytes in shared memory (16 elements per 8 or 16 bytes); the map itself twice otherwise.
     The copies move bytes through these views; `_expand` / `_compress` convert between the two
     where they differ. Dimension-0 counts of a legal map are whole bytes (check_packed_copy)."""
-    p = PACKED.get(tmap.dtype)
-    if p is None:
+    if tmap.dtype not in PACKED:
         return tmap, tmap
-    bits, per16 = p
+    if not isinstance(tmap.global_address, (int, np.integer)):
+        raise OperandError("tensor map not bound to global memory")
+    return _packed_views(tmap)
+
+
+@functools.lru_cache(maxsize=512)
+def _packed_views(tmap: TensorMap) -> tuple[TensorMap, TensorMap]:
+    bits, per16 = PACKED[tmap.dtype]
     im2col = tmap.mode == "im2col"
     inner = tmap.channels_per_pixel if im2col else tmap.box_dim[0]
 
