@@ -45,6 +45,7 @@ EXAMPLES = {
     "71": "71_blackwell_gemm_with_collective_builder/71_blackwell_gemm_with_collective_builder.cu",
     "72a": "72_blackwell_narrow_precision_gemm/72a_blackwell_nvfp4_bf16_gemm.cu",
     "72b": "72_blackwell_narrow_precision_gemm/72b_blackwell_nvfp4_nvfp4_gemm.cu",
+    "72c": "72_blackwell_narrow_precision_gemm/72c_blackwell_mixed_mxfp8_bf16_gemm.cu",
     "75": "75_blackwell_grouped_gemm/75_blackwell_grouped_gemm.cu",
     "81": "81_blackwell_gemm_blockwise/81_blackwell_gemm_blockwise.cu",
     "83": "83_blackwell_sparse_gemm/83_blackwell_sparse_gemm.cu",

@@ -33,6 +33,7 @@ EXAMPLES = {                                       # name: (arguments, "Passed" 
     "71": (["--m=256", "--n=256", "--k=128"], 10),  # every kernel of the collective builder
     "72a": (["--m=256", "--n=256", "--k=256", "--iterations=0"], 1),   # nvfp4 x nvfp4 -> bf16
     "72b": (["--m=256", "--n=256", "--k=256", "--iterations=0"], 1),   # nvfp4 -> nvfp4 + SF
+    "72c": (["--m=256", "--n=256", "--k=256", "--iterations=0"], 1),   # mxfp8 x mxfp4 (16U4_A16B)
     "75": (["--m=256", "--n=256", "--k=128", "--groups=2", "--iterations=0"], 2),  # 1SM, 2SM
     "81": (["--m=256", "--n=128", "--k=256", "--iterations=0"], 1),    # blockwise scaling
     "83": (["--m=256", "--n=128", "--k=256", "--iterations=0"], 1),    # 2:4 sparse
