@@ -96,7 +96,8 @@ def expected_load(V, dtype, coords, box_rows, dst, swizzle, size, box0=128):
                 ok = 0 <= y < V.shape[0] and 0 <= x < V.shape[1]
                 word |= (int(V[y, x]) if ok else 0) << (bits * p)
             n = 16 if padded else 8
-            a = chunk_at(dst + r * pitch + n * grp, swizzle) if padded else dst + r * pitch + 8 * grp
+            a = dst + r * pitch + n * grp
+            a = chunk_at(a, swizzle) if padded else a
             if not padded and swizzle != "none":        # 8-byte groups: swizzle per byte
                 for b, byte in enumerate(word.to_bytes(8, "little")):
                     u = dst + r * pitch + 8 * grp + b

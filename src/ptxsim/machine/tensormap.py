@@ -93,6 +93,8 @@ def tma_swizzle(addr, swizzle: str):
     if swizzle == "128B_atom_64B":
         return addr ^ (((addr >> 7) & 1) << 6)
     return swizzle_address(addr, _SMEM_SWIZZLE[swizzle])
+
+
 L2_PROMOTIONS = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
 OOB_FILLS = {"none": 0, "nan_request_zero_fma": 1}
 # NaN OOB fill: the driver says only "a special NaN constant". Measured on an H200 (sm_90a):
