@@ -292,13 +292,16 @@ class PoisonValueError(UndefinedBehavior):
     outside the cluster, the ctaid of a failed `clusterlaunchcontrol.try_cancel`, ...) was used
     for an address, a branch, a store or another instruction with an effect outside the
     registers. Computing such a value is not an error (real kernels compute and discard them);
-    using it is. Names the line that produced the value and the line that used it."""
+    using it is. Names the line that produced the value and the line that used it; `chain`:
+    the way from the one to the other, (line, instruction, why) per step, the producer first
+    (a load through an unspecified address passes the unspecified value on to its data)."""
 
     def __init__(self, why: str, *, produced_line: int | None = None,
                  produced: str = "", used_line: int | None = None, used: str = "",
-                 use: str = "", thread: int | None = None):
+                 use: str = "", thread: int | None = None, chain: tuple = ()):
         self.produced_line, self.produced = produced_line, produced
         self.used_line, self.used, self.use, self.thread = used_line, used, use, thread
+        self.chain = tuple(chain)
         super().__init__(why)
 
 

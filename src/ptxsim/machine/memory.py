@@ -350,6 +350,13 @@ class SharedMemory:
         self.size = static_bytes + dynamic_bytes
         self.cluster_size = cluster_size
         self.data = np.zeros((n_ctas, self.size), np.uint8)
+        # unspecified data (machine/poison.py): per byte the origin of the unspecified value
+        # that put it there (-1: clean) and the byte it wrote; None until a cp.async copies
+        # through an unspecified source address. A byte is poison while it still holds what
+        # was written: writes through `write` / `Memory.store_direct` clear it, and a write by
+        # any other path (TMA, bulk copies) that changes it shows.
+        self.poison: np.ndarray | None = None
+        self.poison_bytes: np.ndarray | None = None
 
     @property
     def n_ctas(self) -> int:
@@ -433,12 +440,36 @@ class SharedMemory:
         return self.data.reshape(-1)[flat[:, None] + np.arange(size)]
 
     def write(self, flat: np.ndarray, data: np.ndarray, *, aligned: bool = False) -> None:
+        if self.poison is not None:
+            self.clear_poison(flat, data.shape[1])
         typed = self._typed(data.shape[1], aligned)
         if typed is not None:
             typed[flat >> _SHIFT[data.shape[1]]] = \
                 np.ascontiguousarray(data).view(typed.dtype)[:, 0]
             return
         self.data.reshape(-1)[flat[:, None] + np.arange(data.shape[1])] = data
+
+
+    # -- unspecified data (machine/poison.py) ------------------------------------------------
+    def mark_poison(self, flat: np.ndarray, data: np.ndarray, origin: np.ndarray) -> None:
+        """Bytes at flat offsets `flat` (n, k) hold `data` (n, k) uint8, unspecified with the
+        per-row origin `origin` (n,)."""
+        if self.poison is None:
+            self.poison = np.full(self.data.size, -1, np.int32)
+            self.poison_bytes = np.zeros(self.data.size, np.uint8)
+        self.poison[flat] = np.broadcast_to(np.asarray(origin, np.int32)[:, None], flat.shape)
+        self.poison_bytes[flat] = data
+
+    def clear_poison(self, flat: np.ndarray, size: int) -> None:
+        """Writes of `size` bytes at flat offsets `flat` (n,): those bytes are clean."""
+        self.poison[np.asarray(flat, np.int64)[:, None] + np.arange(size)] = -1
+
+    def poison_of(self, flat: np.ndarray) -> np.ndarray:
+        """The origin of each byte at flat offsets `flat` (any shape), -1 where clean."""
+        if self.poison is None:
+            return np.full(np.shape(flat), -1, np.int32)
+        o = self.poison[flat]
+        return np.where(self.data.reshape(-1)[flat] == self.poison_bytes[flat], o, -1)
 
 
 class FlatSpace:
@@ -707,6 +738,8 @@ class Memory:
             return False
         typed, i = got
         typed[i] = values[:, 0] if vec == 1 else values
+        if space != "global" and self.shared.poison is not None:
+            self.shared.clear_poison(np.asarray(i, np.int64).reshape(-1) << _SHIFT[size], size)
         return True
 
     def load(self, space: str, addr, size: int, *, vec: int = 1, mask=None,

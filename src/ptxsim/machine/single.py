@@ -10,6 +10,7 @@ import numpy as np
 from ptxsim.errors import OperandError, PoisonValueError
 from ptxsim.isa.cta import CtaState
 from ptxsim.isa.stack import Stack
+from ptxsim.machine import poison
 from ptxsim.machine.executor import Launch, Wave
 from ptxsim.machine.grid import LaunchGeometry
 from ptxsim.machine.handlers import attach_stack
@@ -147,7 +148,7 @@ def execute_one(inst, registers: Mapping[str, object], *, target: str, warps, wh
         a = wave.poison.get(name)
         if a is not None and (a >= 0).any():
             t = int(np.argmax(a >= 0))
-            pinst, why = wave.poison_origins[int(a[t])]
+            pinst, why = poison.chain(wave, int(a[t]))[0]
             e = PoisonValueError(f"{where}: {pinst}: {why} (thread {t}); the value returned in "
                                  f"{name} is unspecified", produced_line=pinst.loc.line,
                                  produced=str(pinst), used=str(pinst),

@@ -119,11 +119,14 @@ TABLE.update({"clusterlaunchcontrol.try_cancel": _w(clc._clc_try_cancel),
 
 
 # Poison values (machine/poison.py): the opcodes through which an unspecified value flows from
-# sources to destinations without an effect outside the registers; every other opcode that
-# reads a poison register raises PoisonValueError.
+# sources to destinations without an effect outside the registers (the hints of NO_OPS have
+# none on results; `discard` makes memory undefined, so it is not one of them); the cross-lane
+# ones pass it to every lane of the warp (warp-level mma: a lane's D holds products of other
+# lanes' A / B fragments); every other opcode that reads a poison register raises
+# PoisonValueError (the loads pass an unspecified address on to their data: poison.py).
 PURE_OPS = frozenset(arith.BASE_OPS | {"mov", "cvta", "mapa", "getctarank", "isspacep"} |
-                     set(arith.VIDEO_OPS))
-CROSS_LANE_OPS = frozenset({"shfl", "vote", "match", "redux"})
+                     set(arith.VIDEO_OPS) | (NO_OPS - {"discard"}))
+CROSS_LANE_OPS = frozenset({"shfl", "vote", "match", "redux", "mma", "movmatrix"})
 
 
 def poison_kind(op: str) -> str:

@@ -12,7 +12,7 @@ from ptxsim.errors import SpecDeviationWarning
 from ptxsim.machine.grid import WARP_SIZE
 from ptxsim.machine.memory import WINDOW_SIZE, WINDOWS
 from ptxsim.machine.program import TYPE_BYTES
-from ptxsim.ptx.instruction import Address, Vector
+from ptxsim.ptx.instruction import Address, Register, Vector
 
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -328,3 +328,25 @@ def san_async(san, inst, kind: str, unit: str, threads, perform, signal, *, rwor
         base()
         san.mb_sync(mc, mo)
     return perform, sig
+
+
+def cp_async_src_bytes(wave, inst, idx) -> np.ndarray:
+    """cp.async [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy} (9.7.9.23): how
+    many bytes each thread of `idx` reads from src (int64). src-size: that many (the rest of
+    cp-size is zero-filled); ignore-src (a predicate): none where it is true ("zeros will be
+    copied", the H200 reads nothing: tests/data/hardware/poison); neither: cp-size. The
+    cache-policy operand (with .L2::cache_hint) is last."""
+    ops = inst.operands
+    size = int(ops[2].value)
+    extra = list(ops[3:])
+    if extra and inst.has(".L2::cache_hint"):
+        extra = extra[:-1]
+    if not extra:
+        return np.full(np.size(idx), size, np.int64)
+    op = extra[0]
+    is_pred = isinstance(op, Register) and \
+        str(wave.program.registers.get(op.name, "")) == ".pred"
+    if is_pred:
+        ignore = wave.read(op, idx).astype(bool)
+        return np.where(ignore, 0, size).astype(np.int64)
+    return wave.read(op, idx, 32).astype(np.int64)

@@ -13,7 +13,8 @@ from ptxsim.machine import poison
 from ptxsim.machine.handlers.common import (UINT, callparam, elements_of, san_shared,
                                             shared_part, shared_target, space_of, type_of,
                                             vec_of)
-from ptxsim.machine.memory import WINDOW_SIZE, WINDOWS
+from ptxsim.machine.memory import (CLUSTER_OFFSET_MASK, CLUSTER_RANK_SHIFT, WINDOW_SIZE,
+                                   WINDOWS)
 from ptxsim.machine.program import TYPE_BYTES, reg_dtype
 from ptxsim.ptx.instruction import Register
 
@@ -450,10 +451,17 @@ def _mapa(wave, inst):
             # destination is poison (machine/poison.py) rather than an error here
             outside = (rank < 0) | (rank >= sh.cluster_size)
             if outside.any():
+                # the H200's bits: the rank goes into bits 24+ of the shared::cluster address
+                # like any other (ranks 0-31 measured, tests/data/hardware/poison)
+                far = ((v & np.uint64(CLUSTER_OFFSET_MASK))
+                       | (rank.astype(np.uint64) << np.uint64(CLUSTER_RANK_SHIFT))) \
+                    & np.uint64(0xFFFFFFFF)
                 rank = np.where(outside, 0, rank)
             else:
                 outside = None
             r = sh.mapa(v, rank, wave.cta_of[idx])
+            if outside is not None:
+                r = np.where(outside, far, r)
             if generic:
                 r = wave.memory.cvta_to_generic("shared::cluster", r)
         else:

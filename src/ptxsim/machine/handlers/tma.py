@@ -11,7 +11,8 @@ from ptxsim.errors import UndefinedBehavior, UnsupportedFeature
 from ptxsim.machine import tensormap as tmod
 from ptxsim.machine.handlers import tma_modes
 from ptxsim.machine.handlers.common import (SPACE_QUALS, UINT, byte_words, chunk_words,
-                                            cta_group_of, san_async, shared_target)
+                                            cp_async_src_bytes, cta_group_of, san_async,
+                                            shared_target)
 from ptxsim.machine.memory import CLUSTER_OFFSET_MASK
 from ptxsim.machine.tensormap import TensorMap
 from ptxsim.ptx.instruction import Address, Immediate
@@ -337,9 +338,9 @@ def _wait_group(wave, inst):
 
 
 def _cp_async(wave, inst):
-    """cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size} (9.7.9.23):
-    queued as one cp_async operation for all executing threads (global read at completion),
-    zero-filled beyond src-size."""
+    """cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}
+    {, cache-policy} (9.7.9.23): queued as one cp_async operation for all executing threads
+    (global read at completion), zero-filled beyond src-size (all of it where ignore-src)."""
     ops = inst.operands
     size = int(ops[2].value)
     text = f"line {inst.loc.line}: {inst}"
@@ -349,8 +350,7 @@ def _cp_async(wave, inst):
     def run(idx):
         dst = wave.addr(ops[0], idx).astype(np.int64)
         src = wave.addr(ops[1], idx)
-        srcsize = (wave.read(ops[3], idx, 32).astype(np.int64) if len(ops) > 3 else
-                   np.full(idx.size, size, np.int64))
+        srcsize = cp_async_src_bytes(wave, inst, idx)     # src-size / ignore-src
         mem = wave.memory
         idx_c = np.array(idx, np.int64)
 

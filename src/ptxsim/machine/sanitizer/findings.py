@@ -78,6 +78,12 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "mbarrier-overflow": ("synccheck", ERROR,
                           "one instruction's arrivals on an mbarrier exceed its pending count "
                           "(they complete the phase and run into the next)"),
+    # poison values (machine/poison.py)
+    "poison-address": ("poison", WARNING,
+                       "a load read memory through an address computed from a value the PTX "
+                       "ISA leaves unspecified (an integer division by zero, ...); every byte "
+                       "was in bounds, so it ran with the hardware's bits, and the data it read "
+                       "is unspecified in turn (ptxsim follows it and stops where it is used)"),
     "mbarrier-phase-skipped": ("mbarrier", WARNING,
                                "a parity wait returned for a phase two or more phases after "
                                "the one this warp last waited for: the phases between were "
