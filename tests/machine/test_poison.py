@@ -230,3 +230,245 @@ def test_triton_device_descriptor_persistent_matmul(name, threads, M, N, K):
                                 np.zeros(8, np.uint8)], dynamic_shared=131172)
     assert not run.findings, run.findings     # the sanitizer: clean
     assert np.array_equal(c.view(np.uint16), _stepped_f16(a, b).view(np.uint16))
+
+
+# ------------------------------------------------ reads through an unspecified address (issue #18)
+# A value the ISA leaves unspecified used as an address is not a use for a thread that reads no
+# byte (cp.async src-size 0 / ignore-src: the H200 reads nothing there, even from an unmapped
+# source: tests/data/hardware/poison); where every byte is in bounds the read runs with the
+# hardware's bits and its data is poison in turn (registers, shared memory per byte); out of
+# bounds is PoisonValueError (the H200 faults: CUDA_ERROR_ILLEGAL_ADDRESS, same record).
+READS = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 den, .param .u32 mode)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<10>;
+    .reg .pred %p<12>;
+    .shared .align 16 .b8 sbuf[128];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    ld.param.u32 %r1, [den];
+    ld.param.u32 %r2, [mode];
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd3, %rd1, %rd3;
+    div.u32 %r4, %r3, %r1;
+    and.b32 %r5, %r4, 15;
+    mul.wide.u32 %rd4, %r5, 4;
+    add.s64 %rd5, %rd2, %rd4;
+    mov.u32 %r8, sbuf;
+    shl.b32 %r9, %r3, 2;
+    add.u32 %r8, %r8, %r9;
+    mov.u32 %r10, 0;
+    mov.u32 %r11, 4;
+    setp.eq.u32 %p1, %r2, 1;
+    setp.eq.u32 %p2, %r2, 2;
+    setp.eq.u32 %p3, %r2, 3;
+    setp.eq.u32 %p4, %r2, 4;
+    setp.eq.u32 %p5, %r2, 5;
+    setp.eq.u32 %p6, %r2, 6;
+    setp.eq.u32 %p7, %r2, 7;
+    setp.eq.u32 %p8, %r2, 8;
+    setp.ge.u32 %p9, %r2, 5;
+    setp.le.u32 %p10, %r2, 6;
+    and.pred %p9, %p9, %p10;
+    st.shared.u32 [%r8], %r11;
+    bar.sync 0;
+    @%p1 ld.global.u32 %r6, [%rd5];
+    @%p2 ld.global.u32 %r6, [%rd5];
+    @%p2 st.global.u32 [%rd3], %r6;
+    @!%p3 bra $L_copy;
+    cvt.u64.u32 %rd6, %r4;
+    mul.lo.u64 %rd6, %rd6, 4;
+    add.s64 %rd7, %rd2, %rd6;
+    ld.global.u32 %r6, [%rd7];
+$L_copy:
+    @%p4 cp.async.ca.shared.global [%r8], [%rd5], 4, %r10;
+    @%p9 cp.async.ca.shared.global [%r8], [%rd5], 4, %r11;
+    @%p7 cp.async.ca.shared.global [%r8], [%rd5], 4, %p7;
+    @%p8 prefetch.global.L2 [%rd5];
+    cp.async.commit_group;
+    cp.async.wait_all;
+    bar.sync 0;
+    mov.u32 %r12, 9;
+    @%p6 st.shared.u32 [%r8], %r12;
+    ld.shared.u32 %r7, [%r8];
+    setp.ge.u32 %p11, %r2, 4;
+    @%p11 st.global.u32 [%rd3], %r7;
+    mov.u32 %r13, 7;
+    @%p1 st.global.u32 [%rd3], %r13;
+    ret;
+}
+"""
+READS_LINES = READS.splitlines()
+
+
+def _reads_line(text: str) -> int:
+    return READS_LINES.index("    " + text) + 1
+
+
+def _reads(mode, den=0, sanitize="default"):
+    out = np.full(32, 0xEE, np.uint32)
+    src = (np.arange(16, dtype=np.uint32) + 100)
+    run = launch(READS, "k", 1, 32, args=[out, src, den, mode], sanitize=sanitize)
+    return out, run
+
+
+def test_load_through_an_unspecified_in_bounds_address_runs_and_is_reported():
+    # the address is clamped to in[0..15] (and.b32 15) whatever the bits: the load runs, its
+    # value is never used (mode 1 stores 7), the sanitizer says where the address came from
+    out, run = _reads(1)
+    assert (out == 7).all()
+    f = [x for x in run.findings if x.kind == "poison-address"]
+    assert len(f) == 1 and f[0].severity == "warning"
+    assert f[0].line == _reads_line("@%p1 ld.global.u32 %r6, [%rd5];")
+    assert f[0].earlier.line == _reads_line("div.u32 %r4, %r3, %r1;")
+    assert "division by zero" in f[0].message
+    out, run = _reads(1, den=1)                        # clean: no finding
+    assert (out == 7).all() and not run.findings
+
+
+def test_a_value_loaded_through_an_unspecified_address_is_poison_until_stored():
+    with pytest.raises(PoisonValueError) as e:
+        _reads(2)
+    err = e.value
+    assert err.produced_line == _reads_line("div.u32 %r4, %r3, %r1;")
+    assert err.used == "@%p2 st.global.u32 [%rd3], %r6;" and err.use == \
+        "a value st.global.u32 stores"
+    assert [line for line, _, _ in err.chain] == [_reads_line("div.u32 %r4, %r3, %r1;"),
+                                                  _reads_line("@%p2 ld.global.u32 %r6, [%rd5];")]
+    out, _ = _reads(2, den=1)                          # clean: in[tid & 15] (den 1: tid)
+    assert out.tolist() == [100 + (t & 15) for t in range(32)]
+
+
+def test_load_through_an_unspecified_address_outside_memory_is_an_error():
+    # in + 4 * 0xffffffff: outside every buffer (the H200 faults on such an access)
+    with pytest.raises(PoisonValueError, match="leaves memory") as e:
+        _reads(3)
+    assert e.value.used == "ld.global.u32 %r6, [%rd7];"
+    assert e.value.produced_line == _reads_line("div.u32 %r4, %r3, %r1;")
+
+
+@pytest.mark.parametrize("mode,expected", [(4, 0), (7, 0), (8, 4)],
+                         ids=["src-size-0", "ignore-src", "prefetch"])
+def test_reads_of_no_byte_through_an_unspecified_address_are_no_use(mode, expected):
+    # cp.async src-size 0 / ignore-src true zero-fill the 4 bytes (9.7.9.23; the H200 reads
+    # nothing, tests/data/hardware/poison); prefetch has no effect on results: no finding
+    out, run = _reads(mode)
+    assert (out == expected).all()
+    assert not [x for x in run.findings if x.kind == "poison-address"]
+
+
+def test_cp_async_through_an_unspecified_address_poisons_the_shared_bytes():
+    # src-size 4 from in[tid & 15 or so]: the bytes land, they are poison in shared memory;
+    # ld.shared reads them back into a poison register, whose store is the use
+    with pytest.raises(PoisonValueError) as e:
+        _reads(5)
+    err = e.value
+    assert err.used == "@%p11 st.global.u32 [%rd3], %r7;"
+    assert [line for line, _, _ in err.chain] == [
+        _reads_line("div.u32 %r4, %r3, %r1;"),
+        _reads_line("@%p9 cp.async.ca.shared.global [%r8], [%rd5], 4, %r11;"),
+        _reads_line("ld.shared.u32 %r7, [%r8];")]
+    out, _ = _reads(5, den=1)                          # clean: the copied in[tid & 15]
+    assert out.tolist() == [100 + (t & 15) for t in range(32)]
+
+
+def test_a_store_over_poison_shared_bytes_makes_them_clean():
+    out, run = _reads(6)                               # st.shared 9 after the copy landed
+    assert (out == 9).all()
+    assert [x.kind for x in run.findings] == ["poison-address"]
+
+
+def test_reads_kernel_is_accepted_by_ptxas():
+    ok, msg = ptxas135.verdict(READS)
+    assert ok, msg
+
+
+MATRIX = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 mode)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<6>;
+    .reg .f32 %f<8>;
+    .shared .align 16 .b8 tile[128];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    ld.param.u32 %r1, [mode];
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd3, %rd1, %rd3;
+    mov.u32 %r2, 5;
+    div.u32 %r4, %r2, %r3;
+    setp.eq.u32 %p1, %r1, 1;
+    setp.eq.u32 %p2, %r1, 2;
+    setp.eq.u32 %p3, %r3, 5;
+    setp.ge.u32 %p4, %r3, 4;
+    setp.lt.u32 %p5, %r3, 8;
+    @!%p1 bra $L_ldmatrix;
+    and.b32 %r5, %r4, 0x3c00;
+    mov.u32 %r6, 0;
+    mov.f32 %f0, 0f00000000;
+    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r5, %r6, %r6, %r6}, {%r6, %r6}, {%f0, %f0, %f0, %f0};
+    @%p3 st.global.f32 [%rd3], %f4;
+    ret;
+$L_ldmatrix:
+    and.b32 %r7, %r4, 0;
+    and.b32 %r8, %r3, 7;
+    shl.b32 %r9, %r8, 4;
+    add.u32 %r9, %r9, %r7;
+    cvt.u64.u32 %rd4, %r9;
+    add.s64 %rd5, %rd2, %rd4;
+    mov.u32 %r10, tile;
+    shl.b32 %r11, %r8, 4;
+    add.u32 %r10, %r10, %r11;
+    @%p5 cp.async.cg.shared.global [%r10], [%rd5], 16;
+    cp.async.commit_group;
+    cp.async.wait_all;
+    bar.sync 0;
+    ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r12}, [%r10];
+    @%p2 bra $L_some;
+    st.global.u32 [%rd3], %r12;
+    ret;
+$L_some:
+    @%p4 st.global.u32 [%rd3], %r12;
+    ret;
+}
+"""
+
+
+def _matrix(mode):
+    out = np.full(32, 0xEEEEEEEE, np.uint32)
+    launch(MATRIX, "k", 1, 32, args=[out, np.arange(128, dtype=np.uint8), mode])
+    return out
+
+
+def test_warp_level_mma_passes_a_lanes_poison_to_every_lane():
+    # lane 0's A fragment is 5 / 0 (poison); lane 5's D holds products of other lanes' A rows:
+    # PoisonValueError at lane 5's store, naming the division
+    with pytest.raises(PoisonValueError) as e:
+        _matrix(1)
+    assert "division by zero" in str(e.value) and e.value.used == "@%p3 st.global.f32 [%rd3], %f4;"
+
+
+def test_ldmatrix_of_poison_shared_bytes_poisons_the_lanes_that_get_them():
+    # row 0 of the 8x8 b16 matrix came through lane 0's unspecified (clamped) source address:
+    # ldmatrix gives row r to lanes 4r..4r+3 (9.7.14.5.15, fragment layout), so lanes 0-3 hold
+    # poison and lanes 4-31 the bytes of rows 1-7 (in[16 r + 4 (l % 4) ...], little-endian)
+    out = _matrix(2)
+    lanes = np.arange(4, 32)
+    exp = [int.from_bytes(bytes(range(16 * (lane // 4) + 4 * (lane % 4),
+                                      16 * (lane // 4) + 4 * (lane % 4) + 4)), "little")
+           for lane in lanes]
+    assert out[4:].tolist() == exp and (out[:4] == 0xEEEEEEEE).all()
+    with pytest.raises(PoisonValueError) as e:
+        _matrix(3)
+    assert e.value.used == "st.global.u32 [%rd3], %r12;" and e.value.thread < 4
+    assert [text.split()[0] for _, text, _ in e.value.chain] == [
+        "div.u32", "@%p5", "ldmatrix.sync.aligned.m8n8.x1.shared.b16"]
+
+
+def test_matrix_kernel_is_accepted_by_ptxas():
+    ok, msg = ptxas135.verdict(MATRIX)
+    assert ok, msg
