@@ -263,6 +263,7 @@ def wrap(wave, inst, body, kind: str):
     P = wave.poison
     sh = wave.memory.shared
     pred = inst.predicate
+    issued = [0]                # the proxy's sequence number of the operation body queues
 
     def run(idx):
         if (not P or names.isdisjoint(P)) and (not smem or sh.poison is None):
@@ -324,6 +325,7 @@ def wrap(wave, inst, body, kind: str):
             a = P.get(d)
             if a is not None:
                 a[defined] = -1                   # a producer in `body` may mark it again
+        issued[0] = wave.proxy._seq
         body(idx)
         hit = dorig >= 0
         for d in dsts:
@@ -400,18 +402,32 @@ def wrap(wave, inst, body, kind: str):
 
     def _poison_copy(th, nread, o):
         """cp.async of threads th through a poison source: the bytes they copy (the first
-        nread; the rest is zero fill) are poison in shared memory."""
+        nread; the rest is zero fill) are poison in shared memory once the copy lands (the
+        operation this execution just queued: marked after its effect)."""
         mem = wave.memory
         dst = wave.addr(inst.operands[0], th)
-        src = wave.addr(inst.operands[1], th)
         cta, off = mem.shared.resolve_own(dst, wave.cta_of[th])
         flat = np.asarray(cta, np.int64) * mem.shared.size + np.asarray(off, np.int64)
-        for nb in np.unique(nread):
-            s = nread == nb
-            nb = int(min(nb, int(inst.operands[2].value)))
-            data = mem.global_.read(src[s], nb)      # what the copy writes (now or later)
-            mem.shared.mark_poison(flat[s][:, None] + np.arange(nb), data,
-                                   np.full(int(s.sum()), o, np.int32))
+        nread = np.minimum(nread, int(inst.operands[2].value))
+
+        def mark():
+            data = mem.shared.data.reshape(-1)
+            for nb in np.unique(nread):
+                s = nread == nb
+                f = flat[s][:, None] + np.arange(int(nb))
+                mem.shared.mark_poison(f, data[f], np.full(int(s.sum()), o, np.int32))
+        q = wave.proxy.queue
+        aop = q[-1] if q else None
+        if aop is None or aop.done or aop.kind != "cp_async" or aop.seq != issued[0]:
+            mark()                                   # already performed (eager completion)
+            return
+        perform = aop.perform
+
+        def perform_then_mark():
+            if perform is not None:
+                perform()
+            mark()
+        aop.perform = perform_then_mark
 
     def _shared_data(idx):
         """ld / ldu / ldmatrix of shared memory that holds poison: the destinations that get
