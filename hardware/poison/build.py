@@ -5,9 +5,9 @@
 probe_<tag>.cubin: kernels.module() assembled for sm_90a by every ptxas at hand (tag = version and
 -O level): 12.9 (the `ptxas` Triton 3.9 ships for sm < 90), 13.0 (/usr/local/bin, also -O0), 13.4
 (Triton 3.9's `ptxas-blackwell`, which it uses for sm_90+), 13.5 (the project's pin).
-<kernel>.cubin: the Triton 3.9.0 sm_90a PTX of triton_kernels.py assembled by ptxas 13.4 (what
+<kernel>.cubin: the Triton 3.9.0 sm_90a PTX of poison_triton.py assembled by ptxas 13.4 (what
 Triton 3.9 itself runs for sm_90a); the PTX is also written to tests/data/ptx/triton/poison/
-(the replay test runs it on ptxsim). manifest.json: what capture.py launches.
+(the replay test runs it on ptxsim). manifest.json: what poison_capture.py launches.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-import kernels  # noqa: E402
-import triton_kernels  # noqa: E402
+import poison_kernels as kernels  # noqa: E402
+import poison_triton as triton_kernels  # noqa: E402
 
 SITE = Path("/work/venv/lib/python3.11/site-packages")
 PTXAS = {
@@ -76,7 +76,7 @@ def main(dest: Path) -> None:
         man["triton"].append(k)
     shutil.rmtree(dest / "triton_src", ignore_errors=True)
     (dest / "manifest.json").write_text(json.dumps(man, indent=1))
-    for f in ("capture.py", "kernels.py"):
+    for f in ("poison_capture.py", "poison_kernels.py"):
         shutil.copy(HERE / f, dest / f)
     print(json.dumps(man["ptxas"], indent=1), len(man["triton"]), "triton kernels")
 

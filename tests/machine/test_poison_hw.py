@@ -19,9 +19,9 @@ from ptxsim.errors import MemoryAccessError, PoisonValueError
 
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "hardware" / "poison"))
-import capture  # noqa: E402
-import kernels  # noqa: E402
-import replay  # noqa: E402
+import poison_capture as capture  # noqa: E402
+import poison_kernels as kernels  # noqa: E402
+import poison_replay as replay  # noqa: E402
 
 REC = np.load(ROOT / "tests" / "data" / "hardware" / "poison" / "poison_h200.npz")
 MAN = json.loads((ROOT / "hardware" / "poison" / "manifest.json").read_text())

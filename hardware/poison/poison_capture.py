@@ -1,8 +1,8 @@
 """On the GPU (CuPy): run the poison probes and the Triton kernels staged by build.py, record
 the bits into one compressed npz.
 
-    cd .device/poison && python3 capture.py run . $OUT          (writes $OUT/poison_h200.npz)
-    python3 capture.py fault . SRC                               (internal: the faulting control)
+    cd .device/poison && python3 poison_capture.py run . $OUT   (writes $OUT/poison_h200.npz)
+    python3 poison_capture.py cpasync|fault ...                  (internal: child processes)
 
 npz keys: meta (json: machine, driver, date, cupy, the ptxas of each tag); div_<tag>_<kernel>
 (ROWS, 2) uint64 results of each division probe (triton_tile: (ROWS, 3)); division_inputs,
@@ -46,7 +46,7 @@ def scan_inputs():
 def persistent_inputs(M=1024, N=512, K=256):
     """f16 matrices with values k / 256, k in [-1024, 1024) from a splitmix64 counter hash (exact
     in f16, independent of any random generator's version)."""
-    import kernels
+    import poison_kernels as kernels
     with np.errstate(over="ignore"):
         h = kernels._splitmix(np.arange(M * K + K * N, dtype=np.uint64))
     v = ((h % np.uint64(2048)).astype(np.int64) - 1024).astype(np.float32) / 256

@@ -1,7 +1,7 @@
-"""Run the poison probes and the Triton kernels on ptxsim with the inputs capture.py gave the
+"""Run the poison probes and the Triton kernels on ptxsim with the inputs poison_capture.py gave the
 H200, and compare with the record (tests/data/hardware/poison/poison_h200.npz).
 
-    python hardware/poison/replay.py [--record PATH]        prints one line per probe
+    python hardware/poison/poison_replay.py        prints one line per probe
 
 The functions are what tests/machine/test_poison_hw.py calls.
 """
@@ -17,8 +17,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-import capture  # noqa: E402
-import kernels  # noqa: E402
+import poison_capture as capture  # noqa: E402
+import poison_kernels as kernels  # noqa: E402
 
 RECORD = ROOT / "tests" / "data" / "hardware" / "poison" / "poison_h200.npz"
 PTX_DIR = ROOT / "tests" / "data" / "ptx" / "triton" / "poison"
