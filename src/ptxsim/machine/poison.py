@@ -375,8 +375,8 @@ def wrap(wave, inst, body, kind: str):
             t = e.thread if getattr(e, "thread", None) in set(th.tolist()) else int(th[0])
             k = int(np.flatnonzero(idx == t)[0])
             raise poison_error(wave, inst, name, "address", t, int(via[k]),
-                               extra=f"; with the hardware's bits the access leaves memory "
-                                     f"(the GPU faults): {e}") from e
+                               extra=f"; with the hardware's bits the access leaves memory: "
+                                     f"{e}") from e
         if reader == "ldmatrix":                    # a lane that supplies no row reads nothing
             lane = idx % WARP_SIZE
             via = np.where(lane < _matrix_rows(inst), via, -1)
