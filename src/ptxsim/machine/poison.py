@@ -47,7 +47,12 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim.errors import MemoryAccessError, MisalignedAddress, PoisonValueError
+from ptxsim.isa import matrix as mx
 from ptxsim.machine.grid import WARP_SIZE
+from ptxsim.machine.operands import (cp_async_src_bytes, shared_part, space_of, type_of,
+                                     vec_of)
+from ptxsim.machine.program import TYPE_BYTES
+from ptxsim.machine.sanitizer.findings import Access
 from ptxsim.ptx.instruction import Address, Register, RegisterPair, Vector
 
 PURE, CROSS_LANE, EFFECT = "pure", "cross-lane", "effect"
@@ -185,7 +190,6 @@ def _report(wave, inst, t: int, origin: int, name: str, what: str) -> None:
     san = wave.san
     if san is None or not san.enabled:
         return
-    from ptxsim.machine.sanitizer.findings import Access
     steps = chain(wave, origin)
     pinst, why = steps[0]
     msg = (f"{inst.mnemonic} reads through {name}, an address computed from a value the PTX "
@@ -207,15 +211,12 @@ def _exec_mask(wave, inst, idx):
 
 
 def _load_shape(inst) -> tuple[str, int, int]:
-    from ptxsim.machine.handlers.common import space_of, type_of, vec_of
-    from ptxsim.machine.program import TYPE_BYTES
     return space_of(inst), TYPE_BYTES[type_of(inst)], vec_of(inst)
 
 
 def _matrix_rows(inst) -> int:
     """How many lanes of a warp supply an ldmatrix row address (.m8n8: 8 per matrix; the
     8-bit shapes: every lane, conservatively)."""
-    from ptxsim.isa import matrix as mx
     form = mx.form_of(inst)
     return WARP_SIZE if mx.is_byte_form(form) else 8 * form.num
 
@@ -228,7 +229,6 @@ def _warp_lanes(idx, threads):
 def _shared_flat(wave, space, addr, threads):
     """(selector into threads, flat byte offsets into shared.data) of the accesses that land in
     shared memory, or None."""
-    from ptxsim.machine.handlers.common import shared_part
     got = shared_part(wave, space, addr, threads)
     if got is None:
         return None
@@ -253,7 +253,6 @@ def wrap(wave, inst, body, kind: str):
     reader = op if op in READERS else None
     space = None
     if op in LOADS or op == "ldmatrix" or op in ("atom", "red"):
-        from ptxsim.machine.handlers.common import space_of
         space = space_of(inst, "generic")
     # instructions that may read shared memory as data (the data may be poison)
     smem = space in ("shared::cta", "shared::cluster", "generic")
@@ -351,7 +350,6 @@ def wrap(wave, inst, body, kind: str):
         via = np.where(ex, via, -1)
         nread = None
         if reader == "cp.async":
-            from ptxsim.machine.handlers.common import cp_async_src_bytes
             nread = cp_async_src_bytes(wave, inst, idx)
             via = np.where(nread > 0, via, -1)       # src-size 0 / ignore-src: reads nothing
         sel = np.flatnonzero(via >= 0)
@@ -461,7 +459,6 @@ def wrap(wave, inst, body, kind: str):
             _mark(wave, names, th[ok == parent], o)
 
     def _matrix_data(idx, ex):
-        from ptxsim.isa import matrix as mx
         form = mx.form_of(inst)
         warps = np.unique(ex // WARP_SIZE)
         full = (warps[:, None] * WARP_SIZE + np.arange(WARP_SIZE)).reshape(-1)
@@ -500,8 +497,6 @@ def wrap(wave, inst, body, kind: str):
         ex = idx[_exec_mask(wave, inst, idx)]
         if not ex.size:
             return
-        from ptxsim.machine.handlers.common import type_of, vec_of
-        from ptxsim.machine.program import TYPE_BYTES
         size = TYPE_BYTES.get(type_of(inst), 4) * vec_of(inst)
         a = inst.operands[1] if op == "atom" else inst.operands[0]
         got = _shared_flat(wave, space, wave.addr(a, ex), ex)
