@@ -22,22 +22,11 @@ from ptxsim.machine import demos
 K = 64
 
 
-def _metadata_words(nib):
-    """Tensor Memory metadata words per lane, one column per 32-K instruction (as the demo)."""
-    lane, _, bit = sparsity.metadata_cells("f16", 32)
-    E = np.zeros((128, K // 32), np.uint32)
-    for s in range(K // 32):
-        n = nib[:, 8 * s:8 * s + 8].astype(np.uint64)
-        stream = ((n[:, :, None] >> np.arange(4, dtype=np.uint64)) & np.uint64(1)).reshape(128, 32)
-        np.bitwise_or.at(E[:, s], lane[0].ravel(),
-                         (stream.ravel() << bit[0].ravel().astype(np.uint64)).astype(np.uint32))
-    return E.ravel()
-
-
 def _run(ptx, Ac, nib, B):
     D = np.zeros((128, 64), np.float32)
     launch(ptx, "sparse_f16_gemm", 1, 128,
-           args=[Ac.astype(np.uint16), B.view(np.uint16), _metadata_words(nib), D],
+           args=[Ac.astype(np.uint16), B.view(np.uint16),
+                 demos.sparse_f16_metadata_words(nib, K).ravel(), D],
            dynamic_shared=128 * K + 64 * K * 2 + 16)
     return D
 

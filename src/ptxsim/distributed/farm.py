@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ptxsim.distributed.local import available_cores, fork_context
+from ptxsim.distributed.parts import start_session
 from ptxsim.errors import FarmSpecError, OperandError, PtxsimError, WorkerError
 
 
@@ -287,11 +288,7 @@ def _bar(total: int):
 
 
 def _pool_child(tasks, conn, new_session: bool) -> None:
-    if new_session:
-        try:
-            os.setsid()
-        except OSError:
-            pass
+    start_session(new_session)
     while True:
         try:
             i = conn.recv()

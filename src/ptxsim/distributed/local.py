@@ -19,7 +19,8 @@ import threading
 from multiprocessing.connection import wait
 
 from ptxsim.distributed import pool
-from ptxsim.distributed.parts import Part, PartResult, _from_area, _to_area, run_part
+from ptxsim.distributed.parts import (Part, PartResult, _from_area, _to_area, run_part,
+                                      start_session)
 from ptxsim.errors import UnsupportedFeature, WorkerError
 
 
@@ -55,11 +56,7 @@ def _area_for(launch):
 
 def _child(launch, part: Part, conn, new_session: bool, threads: int | None = None,
            area=None) -> None:
-    if new_session:
-        try:
-            os.setsid()
-        except OSError:
-            pass
+    start_session(new_session)
     if threads is not None:
         # the driver's core count shared among the workers: N workers each splitting their
         # MMA batches over all cores would run N x cores arithmetic threads on the cores

@@ -47,6 +47,16 @@ def serial_reason(program) -> str | None:
     return None
 
 
+def start_session(new_session: bool) -> None:
+    """In a worker process: start a session of its own (`os.setsid`) when asked, so that
+    sched_autogroup gives it its own share of the CPUs (distributed/local.py)."""
+    if new_session:
+        try:
+            os.setsid()
+        except OSError:             # already a session leader
+            pass
+
+
 @dataclass(frozen=True)
 class Part:
     index: int                  # position in launch order

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 
 from ptxsim.distributed.parts import (ErrorRecord, Part, PartResult, _from_area, _to_area,
-                                      run_part)
+                                      run_part, start_session)
 from ptxsim.errors import WorkerError
 
 _ALIGN = 64
@@ -178,11 +178,7 @@ def kept_pids() -> list[int]:
 def _serve(conn, driver_end, area, new_session: bool) -> None:
     driver_end.close()                  # the driver's death closes the pipe: the loop ends
     _keep_heap()
-    if new_session:
-        try:
-            os.setsid()
-        except OSError:
-            pass
+    start_session(new_session)
     while True:
         try:
             kind, job = conn.recv()

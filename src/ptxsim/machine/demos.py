@@ -55,6 +55,20 @@ def dense_bf16(ptx: str, rng, K: int = 64) -> DemoResult:
                       bool(np.array_equal(d, D.view(np.uint32))), _rel(D, ref), dt, run.steps)
 
 
+def sparse_f16_metadata_words(nib: np.ndarray, K: int) -> np.ndarray:
+    """sparse_f16_gemm's metadata argument: the (128, K/4) 2:4 metadata values as Tensor Memory
+    words per lane, one column per 32-K instruction (FACTS section 4), flattened."""
+    from ptxsim.isa import sparsity
+    lane, _, bit = sparsity.metadata_cells("f16", 32)
+    E = np.zeros((128, K // 32), np.uint32)
+    for s in range(K // 32):
+        n = nib[:, 8 * s:8 * s + 8].astype(np.uint64)
+        stream = ((n[:, :, None] >> np.arange(4, dtype=np.uint64)) & np.uint64(1)).reshape(128, 32)
+        np.bitwise_or.at(E[:, s], lane[0].ravel(),
+                         (stream.ravel() << bit[0].ravel().astype(np.uint64)).astype(np.uint32))
+    return E
+
+
 def sparse_f16(ptx: str, rng) -> DemoResult:
     from ptxsim.isa import sparsity
     K = 64
@@ -64,14 +78,7 @@ def sparse_f16(ptx: str, rng) -> DemoResult:
     np.put_along_axis(keep.reshape(128, K // 4, 4), pick, True, axis=2)
     A[~keep] = 0
     Ac, nib = sparsity.compress(A.view(np.uint16), "f16")
-    # metadata words per Tensor Memory lane, one column per 32-K instruction (FACTS section 4)
-    lane, _, bit = sparsity.metadata_cells("f16", 32)
-    E = np.zeros((128, K // 32), np.uint32)
-    for s in range(K // 32):
-        n = nib[:, 8 * s:8 * s + 8].astype(np.uint64)
-        stream = ((n[:, :, None] >> np.arange(4, dtype=np.uint64)) & np.uint64(1)).reshape(128, 32)
-        np.bitwise_or.at(E[:, s], lane[0].ravel(),
-                         (stream.ravel() << bit[0].ravel().astype(np.uint64)).astype(np.uint32))
+    E = sparse_f16_metadata_words(nib, K)
     B = rng.standard_normal((64, K)).astype(np.float16)
     D = np.zeros((128, 64), np.float32)
     t = time.perf_counter()
